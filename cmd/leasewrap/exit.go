@@ -1,0 +1,94 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/leasewrap/leasewrap/lease"
+	"github.com/leasewrap/leasewrap/supervisor"
+)
+
+// The exit-code contract of the run verbs. The child's own code passes
+// through untouched; these are the codes leasewrap itself uses. They follow
+// sysexits.h where one fits.
+const (
+	exitUsage    = 64 // EX_USAGE: bad flags or arguments
+	exitRefused  = 65 // EX_DATAERR: a record leasewrap will not touch (corrupt, foreign, newer schema, unverifiable)
+	exitInternal = 70 // EX_SOFTWARE: internal or I/O error
+	exitConflict = 75 // EX_TEMPFAIL: held by another, or not acquired within --wait
+	exitLost     = 76 // the lease was lost while the child ran
+)
+
+// The exit codes of the admin verbs (claim acquire/release/status/renew/list
+// and the other kinds' admin verbs), fixed by the claims CLI contract.
+const (
+	adminHeld  = 1
+	adminError = 2
+)
+
+// exitError carries a chosen exit status out of a verb. Msg, when set, is
+// printed on stderr; a zero Msg with a nil Err prints nothing.
+type exitError struct {
+	Code int
+	Err  error
+}
+
+func (e *exitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.Err }
+
+// exitCode is the one place that decides leasewrap's exit status from the
+// error a verb returned. It prints the error (if any) on stderr.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.Err != nil {
+			fmt.Fprintf(stderr, "leasewrap: %v\n", ee.Err)
+		}
+		return ee.Code
+	}
+	var ce *supervisor.ChildExit
+	if errors.As(err, &ce) {
+		return ce.Code
+	}
+	var re *lease.ReplayError
+	if errors.As(err, &re) {
+		return re.ExitCode
+	}
+	fmt.Fprintf(stderr, "leasewrap: %v\n", err)
+	switch {
+	case errors.Is(err, errUsage):
+		return exitUsage
+	case errors.Is(err, lease.ErrHeld), errors.Is(err, supervisor.ErrWaitTimeout):
+		return exitConflict
+	case errors.Is(err, lease.ErrLost):
+		return exitLost
+	case errors.Is(err, lease.ErrRefused):
+		return exitRefused
+	}
+	return exitInternal
+}
+
+// usageCode is the exit status of a command line kong could not parse: the
+// admin verbs' contract says 2, everything else follows sysexits (64).
+func usageCode(kctx *kong.Context) int {
+	if kctx != nil {
+		path := strings.Fields(kctx.Command())
+		if len(path) >= 2 && path[1] != "run" && path[1] != "maintain" && path[1] != "<key>" {
+			return adminError
+		}
+	}
+	return exitUsage
+}

@@ -1,0 +1,153 @@
+// Command leasewrap holds a lease for the command it wraps: it takes a
+// claim, reservation or session lease, runs the child with the lease
+// described in its environment, keeps the lease alive while the child runs,
+// forwards signals, stops the child if the lease is lost, and settles the
+// lease when the child exits, exiting with the child's code.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/alecthomas/kong"
+	"github.com/lmittmann/tint"
+	"golang.org/x/sys/unix"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// cli is the command tree. Each kind's verbs live in their own files.
+type cli struct {
+	LogFormat string           `help:"Log format on stderr: auto (coloured text on a terminal, plain text otherwise), text or json." enum:"auto,text,json" default:"auto" env:"LEASEWRAP_LOG_FORMAT"`
+	LogLevel  string           `help:"Least severe level logged: debug, info, warn or error." enum:"debug,info,warn,error" default:"info" env:"LEASEWRAP_LOG_LEVEL"`
+	Quiet     bool             `short:"q" help:"Log only warnings and errors (same as --log-level=warn)."`
+	Version   kong.VersionFlag `help:"Print the version and exit."`
+
+	Claim   claimCmd   `cmd:"" help:"Work claims: a lock file with PID + TTL liveness (fno claims protocol)."`
+	Reserve reserveCmd `cmd:"" help:"Idempotency reservations: run a job at most once per key, replay its result (orchestratectl protocol)."`
+	Session sessionCmd `cmd:"" help:"Session owner leases with flock liveness (bcode session protocol)."`
+}
+
+const description = `Hold a lease for the command you wrap.
+
+leasewrap takes a lease, starts CMD with the lease described in its
+environment (and, for the flock kinds, its locked descriptor inherited),
+renews the lease while CMD runs, forwards signals, stops CMD if the lease is
+lost, and settles the lease when CMD exits, exiting with CMD's code.
+
+Examples:
+  # Run the nightly build on at most one machine process at a time.
+  leasewrap claim run build:nightly --ttl 5m -- ./nightly.sh
+
+  # Run the export once per date; a retry replays the recorded result.
+  leasewrap reserve run "export-$(date +%F)" -- ./export.sh
+
+  # Own a session for a daemon; refused while another instance owns it.
+  leasewrap session run 5f0c6d4e-3b1a-4f59-9b8e-0d7f2a9c1e42 --epoch 6 -- ./daemon
+
+Exit codes (run verbs): the child's code; 128+N if it died of signal N;
+64 usage; 65 a record leasewrap refuses to touch; 70 internal or I/O error;
+75 lease held by another (--conflict-exit-code); 76 lease lost.`
+
+func main() {
+	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// realMain parses args, configures logging once and runs the chosen verb.
+// It returns the process exit status; see exitCode.
+func realMain(args []string, stdout, stderr io.Writer) int {
+	var c cli
+	parser, err := kong.New(&c,
+		kong.Name("leasewrap"),
+		kong.Description(description),
+		kong.UsageOnError(),
+		kong.Vars{"version": version},
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { panic(exitNow(code)) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, FlagsLast: true}),
+	)
+	if err != nil {
+		fmt.Fprintf(stderr, "leasewrap: internal error building the CLI: %v\n", err)
+		return exitInternal
+	}
+	code, done := func() (code int, done bool) {
+		defer func() {
+			if r := recover(); r != nil {
+				e, ok := r.(exitNow)
+				if !ok {
+					panic(r)
+				}
+				code, done = int(e), true
+			}
+		}()
+		kctx, perr := parser.Parse(args)
+		if perr != nil {
+			fmt.Fprintf(stderr, "leasewrap: %v\n", perr)
+			return usageCode(kctx), true
+		}
+		logger := newLogger(&c, stderr)
+		ctx := context.Background()
+		kctx.BindTo(ctx, (*context.Context)(nil))
+		kctx.Bind(logger)
+		kctx.Bind(ioStreams{Out: stdout, Err: stderr})
+		return exitCode(kctx.Run(), stderr), true
+	}()
+	if !done {
+		return exitInternal
+	}
+	return code
+}
+
+// exitNow carries kong's own exit (after --help, --version) out of Parse.
+type exitNow int
+
+// ioStreams are the process's standard output and error, bound into every
+// verb so tests can capture them.
+type ioStreams struct {
+	Out io.Writer
+	Err io.Writer
+}
+
+// newLogger builds the one logger of the process from the global flags.
+func newLogger(c *cli, w io.Writer) *slog.Logger {
+	level := slog.LevelInfo
+	switch c.LogLevel {
+	case "debug":
+		level = slog.LevelDebug
+	case "warn":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	}
+	if c.Quiet && level < slog.LevelWarn {
+		level = slog.LevelWarn
+	}
+	format := c.LogFormat
+	if format == "auto" {
+		format = "text"
+		if f, ok := w.(*os.File); ok && isTerminal(f) {
+			format = "tint"
+		}
+	}
+	switch format {
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+	case "tint":
+		return slog.New(tint.NewHandler(w, &tint.Options{Level: level, TimeFormat: time.TimeOnly}))
+	default:
+		return slog.New(tint.NewHandler(w, &tint.Options{Level: level, TimeFormat: time.RFC3339, NoColor: true}))
+	}
+}
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+var errUsage = errors.New("usage")

@@ -1,0 +1,70 @@
+package lease
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+var (
+	// ErrHeld reports that another holder has the lease.
+	ErrHeld = errors.New("lease: held by other")
+	// ErrLost reports that a lease we held is no longer ours.
+	ErrLost = errors.New("lease: lost")
+	// ErrRefused reports a record leasewrap will not touch or decide on:
+	// corrupt, foreign, of a newer schema, unreadable, or whose liveness
+	// cannot be verified. Nothing was changed; a person must resolve it.
+	ErrRefused = errors.New("lease: refused")
+)
+
+// HeldError is the contention error of Acquire: the lease is held by
+// someone else, named as precisely as the protocol allows.
+type HeldError struct {
+	Kind   string
+	Key    string
+	Holder string // the other holder's identity, if known
+	PID    int    // the other holder's pid, if known
+	Host   string // the other holder's host, if known
+	// Detail says more, for people (for example "creator live, not yet
+	// published" or the session owner's identity).
+	Detail string
+}
+
+func (e *HeldError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %q is held", e.Kind, e.Key)
+	if e.Holder != "" {
+		fmt.Fprintf(&b, " by %s", e.Holder)
+	}
+	var who []string
+	if e.PID > 0 {
+		who = append(who, fmt.Sprintf("pid %d", e.PID))
+	}
+	if e.Host != "" {
+		who = append(who, "host "+e.Host)
+	}
+	if len(who) > 0 {
+		fmt.Fprintf(&b, " (%s)", strings.Join(who, ", "))
+	}
+	if e.Detail != "" {
+		b.WriteString(": " + e.Detail)
+	}
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrHeld) true for a *HeldError.
+func (e *HeldError) Is(target error) bool { return target == ErrHeld }
+
+// ReplayError reports that the work behind the key was already done and
+// published: the child must not run, and leasewrap exits with ExitCode.
+type ReplayError struct {
+	Kind     string
+	Key      string
+	ExitCode int
+	// Summary describes what is replayed (run id, recorded exit code, when).
+	Summary string
+}
+
+func (e *ReplayError) Error() string {
+	return fmt.Sprintf("%s %q already done: %s", e.Kind, e.Key, e.Summary)
+}
