@@ -1,0 +1,268 @@
+package reserve
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/leasewrap/leasewrap/lease"
+)
+
+// Kind is the lease kind name of reservations.
+const Kind = "reservation"
+
+// maxAcquireRounds bounds how often Acquire re-decides after the record
+// changed under it (lost create race, reclaim lost to another process).
+const maxAcquireRounds = 8
+
+// LockerConfig configures a reservation Locker.
+type LockerConfig struct {
+	Key, Repo, Branch string
+	// Home is the resolved orchestratectl home (see ResolveHome).
+	Home string
+	// RunID is the run id to reserve; "" means a fresh ULID per attempt.
+	RunID string
+	// PublishFailures publishes a non-zero exit too, so retries replay the
+	// failure instead of running again.
+	PublishFailures bool
+	// Host is written into the manifest.
+	Host string
+}
+
+// Locker is the lease.Locker of the reservation kind. It is not safe for
+// concurrent use (the supervisor never calls it concurrently).
+type Locker struct {
+	cfg    LockerConfig
+	key    Key
+	store  *Store
+	holder string
+
+	// Test seams.
+	now       func() time.Time
+	pid       int
+	startSecs func(pid int) (uint64, error)
+}
+
+var _ lease.Locker = (*Locker)(nil)
+
+// NewLocker checks cfg and returns its Locker.
+func NewLocker(cfg LockerConfig) (*Locker, error) {
+	if cfg.Home == "" {
+		return nil, fmt.Errorf("%w: LockerConfig.Home is empty", ErrNoHome)
+	}
+	if cfg.RunID != "" {
+		if err := ValidateRunID(cfg.RunID); err != nil {
+			return nil, fmt.Errorf("reserve: --run-id: %w", err)
+		}
+	}
+	return &Locker{
+		cfg:       cfg,
+		key:       Key{Repo: cfg.Repo, Branch: cfg.Branch, Key: cfg.Key},
+		store:     NewStore(cfg.Home),
+		holder:    cfg.RunID,
+		now:       time.Now,
+		pid:       os.Getpid(),
+		startSecs: ProcessStartSecs,
+	}, nil
+}
+
+// Kind is "reservation".
+func (l *Locker) Kind() string { return Kind }
+
+// Key is the idempotency key.
+func (l *Locker) Key() string { return l.cfg.Key }
+
+// Holder is the run id: the configured one, or the one reserved by the
+// last successful Acquire ("" before that when none was configured).
+func (l *Locker) Holder() string { return l.holder }
+
+// Anchored is false: the reservation is taken before the child starts and
+// the child inherits the materializer lease.
+func (l *Locker) Anchored() bool { return false }
+
+// WatchPaths are <home>/idempotency and <home>/runs, created if needed.
+func (l *Locker) WatchPaths() []string {
+	lay := l.store.Layout()
+	dirs := []string{lay.IdempotencyDir(), lay.RunsDir()}
+	for _, d := range dirs {
+		os.MkdirAll(d, 0o777)
+	}
+	return dirs
+}
+
+// Acquire tries once to reserve the key (see the package doc for the
+// decision table). pid is ignored.
+func (l *Locker) Acquire(ctx context.Context, _ int) (lease.Lease, error) {
+	observed, err := l.store.Lookup(ctx, l.key)
+	if err != nil {
+		return nil, l.refusal(err)
+	}
+	for range maxAcquireRounds {
+		if observed == nil {
+			rl, existing, err := l.reserveFresh(ctx)
+			if err != nil || rl != nil {
+				return rl, err
+			}
+			observed = existing // lost the create race: decide on the winner
+			continue
+		}
+		rl, current, err := l.decide(ctx, observed)
+		if err != nil || rl != nil {
+			return rl, err
+		}
+		observed = current // the record changed under us: decide again
+	}
+	return nil, fmt.Errorf("reserve: %s keeps changing under concurrent callers; try again", l.store.RecordPath(l.key))
+}
+
+// refusal names the key in a store error. A record leasewrap will not
+// touch is a *RecordError, which already matches lease.ErrRefused.
+func (l *Locker) refusal(err error) error {
+	return fmt.Errorf("reservation %q: %w", l.cfg.Key, err)
+}
+
+// newRecord takes the materializer lease for a new run id (FIRST) and
+// returns the record naming it.
+func (l *Locker) newRecord() (*MaterializerLease, *Record, error) {
+	runID := l.cfg.RunID
+	if runID == "" {
+		var err error
+		if runID, err = NewRunID(l.now()); err != nil {
+			return nil, nil, err
+		}
+	}
+	ml, err := AcquireMaterializerLease(l.store.Layout(), runID)
+	if err != nil {
+		return nil, nil, err
+	}
+	var start *uint64
+	if s, err := l.startSecs(l.pid); err == nil {
+		start = &s
+	}
+	creator := NewCreator(uint32(l.pid), start, l.now(), ml.Path())
+	return ml, NewRecord(runID, creator), nil
+}
+
+func (l *Locker) reserveFresh(ctx context.Context) (lease.Lease, *Record, error) {
+	ml, rec, err := l.newRecord()
+	if err != nil {
+		return nil, nil, err
+	}
+	existing, err := l.store.Reserve(ctx, l.key, rec)
+	if err != nil || existing != nil {
+		ml.Close()
+		if err != nil {
+			return nil, nil, l.refusal(err)
+		}
+		return nil, existing, nil
+	}
+	return l.held(ml, rec), nil, nil
+}
+
+func (l *Locker) held(ml *MaterializerLease, rec *Record) *reservationLease {
+	l.holder = rec.RunID
+	return &reservationLease{locker: l, ml: ml, runID: rec.RunID}
+}
+
+// decide settles an existing record: replay, held, reclaim or refuse. It
+// returns the current record instead when it changed under a reclaim.
+func (l *Locker) decide(ctx context.Context, rec *Record) (lease.Lease, *Record, error) {
+	path := l.store.RecordPath(l.key)
+	lay := l.store.Layout()
+	if err := ValidateRunID(rec.RunID); err != nil {
+		return nil, nil, l.refusal(&RecordError{Path: path, Reason: ErrInvalidRunID,
+			Detail: fmt.Sprintf("%v; leasewrap will not turn it into a path. Inspect the record and move it away by hand", err)})
+	}
+	published, err := IsPublished(lay, rec.RunID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if published {
+		return nil, nil, l.replay(rec.RunID)
+	}
+	live := CreatorLiveness(rec)
+	switch live {
+	case Live:
+		pid := 0
+		if rec.Creator != nil {
+			pid = int(rec.Creator.PID)
+		}
+		return nil, nil, &lease.HeldError{Kind: Kind, Key: l.cfg.Key, Holder: rec.RunID, PID: pid,
+			Detail: fmt.Sprintf("run %s in flight (creator live), not yet published", rec.RunID)}
+	case LegacyCreator:
+		return nil, nil, fmt.Errorf("%w: reservation %q: %s is a legacy record (plain run id %s, no creator identity) and run %s is not published (%s missing): leasewrap cannot tell whether it is still running and will not reclaim it. Check that no orchestratectl or leasewrap process still works on run %s; when sure, run: leasewrap reserve release %s --run-id %s%s",
+			lease.ErrRefused, l.cfg.Key, path, rec.RunID, rec.RunID, lay.ManifestPath(rec.RunID), rec.RunID, shellQuote(l.cfg.Key), rec.RunID, l.keyFlags())
+	case Unverifiable:
+		what := "its materializer lease " + rec.Creator.MaterializerLeasePath + " is missing or cannot be locked"
+		if !rec.Creator.HasLeasePath() {
+			what = fmt.Sprintf("it names no materializer lease and pid %d does not run with its recorded start time", rec.Creator.PID)
+		}
+		return nil, nil, fmt.Errorf("%w: reservation %q: the creator of unpublished run %s (record %s) cannot be verified: %s. leasewrap will not reclaim it. Check that no process still works on run %s (pid %d); when sure, run: leasewrap reserve release %s --run-id %s%s",
+			lease.ErrRefused, l.cfg.Key, rec.RunID, path, what, rec.RunID, rec.Creator.PID, shellQuote(l.cfg.Key), rec.RunID, l.keyFlags())
+	}
+	// Dead and unpublished: reclaim by compare-and-replace.
+	ml, repl, err := l.newRecord()
+	if err != nil {
+		return nil, nil, err
+	}
+	repl.StaleRunIDs = append(append([]string{}, rec.StaleRunIDs...), rec.RunID)
+	out, cur, err := l.store.Reclaim(ctx, l.key, rec, repl, lay.ManifestPath(rec.RunID))
+	if err != nil {
+		ml.Close()
+		return nil, nil, l.refusal(err)
+	}
+	switch out {
+	case Published:
+		ml.Close()
+		return nil, nil, l.replay(rec.RunID)
+	case Changed:
+		ml.Close()
+		return nil, cur, nil
+	}
+	rl := l.held(ml, repl)
+	rl.cleanupStale(ctx, repl.StaleRunIDs)
+	return rl, nil, nil
+}
+
+func (l *Locker) replay(runID string) error {
+	r, err := ReadReplay(l.store.Layout(), runID)
+	if err != nil {
+		return fmt.Errorf("reservation %q: %w", l.cfg.Key, err)
+	}
+	return &lease.ReplayError{Kind: Kind, Key: l.cfg.Key, ExitCode: r.ExitCode, Summary: r.Summary()}
+}
+
+func (l *Locker) keyFlags() string {
+	s := ""
+	if l.cfg.Repo != "" {
+		s += " --repo " + shellQuote(l.cfg.Repo)
+	}
+	if l.cfg.Branch != "" {
+		s += " --branch " + shellQuote(l.cfg.Branch)
+	}
+	return s + " --home " + shellQuote(l.cfg.Home)
+}
+
+// shellQuote quotes s for a POSIX shell when it needs quoting.
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == '/' || c == ':' || c == '@' || c == '+' || c == '=') {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	out := "'"
+	for _, c := range s {
+		if c == '\'' {
+			out += `'\''`
+		} else {
+			out += string(c)
+		}
+	}
+	return out + "'"
+}

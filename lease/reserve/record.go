@@ -1,0 +1,194 @@
+package reserve
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// SchemaVersion is the only record schema this package writes and accepts
+// (besides legacy schema 0, which it only reads).
+const SchemaVersion = 1
+
+// Creator is the durable identity of the process materializing a reserved
+// run (orchestratectl's CreatorLease).
+type Creator struct {
+	PID uint32
+	// PIDStartSecs is the creator's process start time in Unix seconds, or
+	// nil when unknown.
+	PIDStartSecs *uint64
+	// StartedAt is when the creator took the reservation (UTC; nanoseconds
+	// are kept and compared exactly).
+	StartedAt time.Time
+	// MaterializerLeasePath is the absolute path of the creator's
+	// materializer flock, or "" when the record has none (null).
+	MaterializerLeasePath string
+	hasLeasePath          bool
+}
+
+// NewCreator returns a creator identity; leasePath "" is written as null.
+func NewCreator(pid uint32, startSecs *uint64, startedAt time.Time, leasePath string) *Creator {
+	return &Creator{PID: pid, PIDStartSecs: startSecs, StartedAt: startedAt.UTC().Round(0),
+		MaterializerLeasePath: leasePath, hasLeasePath: leasePath != ""}
+}
+
+// HasLeasePath reports whether the record names a materializer lease.
+func (c *Creator) HasLeasePath() bool { return c.hasLeasePath }
+
+// Record is the value stored in a keyed reservation
+// (orchestratectl's ReservationRecord).
+//
+// Schema 0 is a legacy record: the file held only the run id. Such a
+// record has no Creator: it can replay a published run but is never
+// reclaimed. Unknown fields of a schema 1 record are kept in Unknown (in
+// file order) for display; like orchestratectl, Equal ignores them and a
+// rewrite (FinishStaleCleanup) does not carry them.
+type Record struct {
+	SchemaVersion uint32
+	RunID         string
+	Creator       *Creator
+	// StaleRunIDs are staging run ids inherited from creators reclaimed
+	// before they could clean up.
+	StaleRunIDs []string
+	Unknown     []Field
+}
+
+// Field is one unknown top-level field of a record, as raw JSON.
+type Field struct {
+	Name  string
+	Value string
+}
+
+// NewRecord returns a schema 1 record for runID made by creator.
+func NewRecord(runID string, creator *Creator) *Record {
+	return &Record{SchemaVersion: SchemaVersion, RunID: runID, Creator: creator, StaleRunIDs: []string{}}
+}
+
+// Legacy reports whether r is a plain-run-id record (schema 0).
+func (r *Record) Legacy() bool { return r.SchemaVersion == 0 }
+
+// Equal reports whether r and o are the same record, field by field, as
+// orchestratectl's derived PartialEq does (unknown fields are not part of
+// it). Reclaim replaces a record only if it is Equal to the observed one.
+func (r *Record) Equal(o *Record) bool {
+	if r == nil || o == nil {
+		return r == o
+	}
+	if r.SchemaVersion != o.SchemaVersion || r.RunID != o.RunID || !slices.Equal(r.StaleRunIDs, o.StaleRunIDs) {
+		return false
+	}
+	a, b := r.Creator, o.Creator
+	if a == nil || b == nil {
+		return a == b
+	}
+	if a.PID != b.PID || a.MaterializerLeasePath != b.MaterializerLeasePath || a.hasLeasePath != b.hasLeasePath {
+		return false
+	}
+	if (a.PIDStartSecs == nil) != (b.PIDStartSecs == nil) || a.PIDStartSecs != nil && *a.PIDStartSecs != *b.PIDStartSecs {
+		return false
+	}
+	return a.StartedAt.Equal(b.StartedAt)
+}
+
+// Marshal encodes r exactly as orchestratectl's serde_json::to_vec does:
+// compact, fields in declaration order, null for None, chrono's RFC 3339
+// form with "Z" for started_at. Unknown fields are not written.
+func (r *Record) Marshal() []byte {
+	var b strings.Builder
+	b.WriteString(`{"schema_version":`)
+	b.WriteString(strconv.FormatUint(uint64(r.SchemaVersion), 10))
+	b.WriteString(`,"run_id":`)
+	writeJSONString(&b, r.RunID)
+	b.WriteString(`,"creator":`)
+	if c := r.Creator; c == nil {
+		b.WriteString("null")
+	} else {
+		b.WriteString(`{"pid":`)
+		b.WriteString(strconv.FormatUint(uint64(c.PID), 10))
+		b.WriteString(`,"pid_start_secs":`)
+		if c.PIDStartSecs == nil {
+			b.WriteString("null")
+		} else {
+			b.WriteString(strconv.FormatUint(*c.PIDStartSecs, 10))
+		}
+		b.WriteString(`,"started_at":`)
+		writeJSONString(&b, FormatTime(c.StartedAt))
+		b.WriteString(`,"materializer_lease_path":`)
+		if !c.hasLeasePath {
+			b.WriteString("null")
+		} else {
+			writeJSONString(&b, c.MaterializerLeasePath)
+		}
+		b.WriteString("}")
+	}
+	b.WriteString(`,"stale_run_ids":[`)
+	for i, id := range r.StaleRunIDs {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		writeJSONString(&b, id)
+	}
+	b.WriteString("]}")
+	return []byte(b.String())
+}
+
+// FormatTime renders t as chrono's serde form of a DateTime<Utc>:
+// RFC 3339 with "Z" and 0, 3, 6 or 9 fractional digits (SecondsFormat::AutoSi).
+func FormatTime(t time.Time) string {
+	t = t.UTC()
+	s := t.Format("2006-01-02T15:04:05")
+	ns := t.Nanosecond()
+	switch {
+	case ns == 0:
+	case ns%1_000_000 == 0:
+		s += "." + pad(ns/1_000_000, 3)
+	case ns%1_000 == 0:
+		s += "." + pad(ns/1_000, 6)
+	default:
+		s += "." + pad(ns, 9)
+	}
+	return s + "Z"
+}
+
+func pad(n, width int) string {
+	s := strconv.Itoa(n)
+	for len(s) < width {
+		s = "0" + s
+	}
+	return s
+}
+
+// writeJSONString writes s as serde_json does: only '"', '\\' and control
+// characters are escaped (\b \t \n \f \r short forms, others \u00xx in
+// lowercase hex); '<', '>', '&', DEL and non-ASCII are written as is.
+func writeJSONString(b *strings.Builder, s string) {
+	const hex = "0123456789abcdef"
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"':
+			b.WriteString(`\"`)
+		case c == '\\':
+			b.WriteString(`\\`)
+		case c == '\b':
+			b.WriteString(`\b`)
+		case c == '\t':
+			b.WriteString(`\t`)
+		case c == '\n':
+			b.WriteString(`\n`)
+		case c == '\f':
+			b.WriteString(`\f`)
+		case c == '\r':
+			b.WriteString(`\r`)
+		case c < 0x20:
+			b.WriteString(`\u00`)
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&0xf])
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+}
