@@ -1,0 +1,30 @@
+// Package supervisor runs one command under one lease. It is generic over
+// lease.Locker: it takes the lease (waiting if asked), starts the child
+// with the lease handed over, keeps the lease alive, forwards signals,
+// stops the child if the lease is lost, and settles the lease when the
+// child exits.
+//
+// Every goroutine is an oklog/run actor. The acquisition phase is one group
+// (the acquire loop and a signal watcher, so SIGINT/SIGTERM while waiting
+// abort cleanly); the supervision phase is another (the reaper, the signal
+// forwarder and the renewer). Losing the lease is the renewer returning an
+// error, which interrupts the reaper actor: SIGTERM to the child's process
+// group, SIGKILL after the kill grace.
+//
+// Anchoring. Kinds whose liveness is a recorded pid (claims) must record
+// the pid of the process that does the work, from its birth, so that a
+// SIGKILL of leasewrap does not leave the lease looking dead while the work
+// goes on. The child is started stopped before its first instruction — by
+// ptrace (PTRACE_TRACEME, stopped at execve, PTRACE_O_EXITKILL so it dies
+// if leasewrap dies before releasing it), or, where ptrace is not allowed
+// or would drop set-user-ID privileges, by an exec gate (leasewrap re-execs
+// itself, waits on a pipe, and execs the command in place once the lease is
+// recorded). The lease is acquired with the child's pid and only then is
+// the child let go; if acquisition fails the command never runs.
+//
+// What is NOT guaranteed: the lease is advisory; processes that do not
+// speak the protocol are not stopped. A child that ignores SIGTERM is
+// killed after the grace, but its descendants outside its process group
+// are not. Across hosts, only a TTL protects a lease (liveness checks are
+// local).
+package supervisor

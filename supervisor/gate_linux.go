@@ -1,0 +1,63 @@
+package supervisor
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// gateEnv names the descriptor an exec gate waits on. It is removed before
+// the gate execs the command.
+const gateEnv = "LEASEWRAP_GATE_FD"
+
+// Gate turns this process into an exec gate if it was started as one, and
+// never returns in that case. Call it first thing in main (and in TestMain
+// of binaries that act as leasewrap): os.Args is then
+// [leasewrap, path, argv0, args...].
+func Gate() {
+	v, ok := os.LookupEnv(gateEnv)
+	if !ok {
+		return
+	}
+	os.Exit(runGate(v))
+}
+
+func runGate(v string) int {
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 3 || len(os.Args) < 3 {
+		fmt.Fprintf(os.Stderr, "leasewrap: exec gate started wrongly (%s=%q, %d args)\n", gateEnv, v, len(os.Args))
+		return exitGateBroken
+	}
+	var b [1]byte
+	for {
+		n, err := unix.Read(fd, b[:])
+		if err == unix.EINTR {
+			continue
+		}
+		if n != 1 || err != nil {
+			// Leasewrap closed the gate (lease not acquired) or died: the
+			// command must never run.
+			return exitGateClosed
+		}
+		break
+	}
+	unix.Close(fd)
+	env := make([]string, 0, len(os.Environ()))
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, gateEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	err = syscall.Exec(os.Args[1], os.Args[2:], env)
+	fmt.Fprintf(os.Stderr, "leasewrap: exec %s: %v\n", os.Args[1], err)
+	return 127
+}
+
+const (
+	exitGateClosed = 0
+	exitGateBroken = 70
+)

@@ -1,0 +1,86 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasewrap/leasewrap/lease"
+)
+
+// asMainEnv makes the test binary a minimal leasewrap: it supervises the
+// command in os.Args[1:] under a fileKind configured from the environment
+// and exits as the exit-code contract says.
+const asMainEnv = "SUPERVISOR_TEST_MAIN"
+
+func TestMain(m *testing.M) {
+	Gate()
+	if os.Getenv("T_CHILD_REPORT") == "1" && os.Getenv("LEASEWRAP_KIND") != "" {
+		// Started by the supervisor under test: report what it handed over.
+		fmt.Printf("kind=%s key=%s fd=%s extra=%s gate=%s\n", os.Getenv("LEASEWRAP_KIND"), os.Getenv("LEASEWRAP_KEY"),
+			os.Getenv("LEASEWRAP_FD"), os.Getenv("LEASEWRAP_TEST_EXTRA"), os.Getenv(gateEnv))
+		for _, fd := range inheritedFDs(0) {
+			fmt.Println("fd", fd)
+		}
+		os.Exit(0)
+	}
+	if os.Getenv(asMainEnv) == "1" {
+		os.Exit(testMain(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+func envDuration(name string) time.Duration {
+	d, _ := time.ParseDuration(os.Getenv(name))
+	return d
+}
+
+func testMain(argv []string) int {
+	k := &fileKind{dir: os.Getenv("T_DIR"), key: os.Getenv("T_KEY"), holder: os.Getenv("T_HOLDER"),
+		anchored: os.Getenv("T_ANCHORED") == "1", ttl: envDuration("T_TTL")}
+	cfg := Config{
+		Locker:      k,
+		Argv:        argv,
+		Wait:        envDuration("T_WAIT"),
+		KillGrace:   envDuration("T_GRACE"),
+		RenewPeriod: envDuration("T_PERIOD"),
+		Anchor:      AnchorMode(os.Getenv("T_ANCHOR")),
+		Subreaper:   os.Getenv("T_SUBREAPER") == "1",
+	}
+	err := Run(context.Background(), cfg)
+	var ce *ChildExit
+	var sa *SignalAbort
+	switch {
+	case errors.As(err, &ce):
+		return ce.Code
+	case errors.As(err, &sa):
+		fmt.Fprintln(os.Stderr, "abort:", err)
+		return 128 + int(sa.Signal)
+	case errors.Is(err, lease.ErrHeld), errors.Is(err, ErrWaitTimeout):
+		fmt.Fprintln(os.Stderr, "conflict:", err)
+		return 75
+	case errors.Is(err, lease.ErrLost):
+		fmt.Fprintln(os.Stderr, "lost:", err)
+		return 76
+	default:
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 70
+	}
+}
+
+// env builds the test-main environment for one supervised run.
+func testEnv(dir string, kv ...string) []string {
+	env := append(os.Environ(), asMainEnv+"=1", "T_DIR="+dir, "T_KEY=job", "T_HOLDER=h-"+fmt.Sprint(time.Now().UnixNano()))
+	return append(env, kv...)
+}
+
+func contains(t *testing.T, have, want string) {
+	t.Helper()
+	if !strings.Contains(have, want) {
+		t.Fatalf("want %q in:\n%s", want, have)
+	}
+}

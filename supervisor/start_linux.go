@@ -1,0 +1,186 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/inherit"
+)
+
+// child is a started child process.
+type child struct {
+	cmd  *exec.Cmd
+	pid  int
+	pgid int
+
+	// Exactly one of these holds the child before it runs its command.
+	traced bool     // stopped at execve under our ptrace (release: detach)
+	gate   *os.File // write end of the exec gate's pipe (release: write)
+}
+
+// prepare builds the command for argv with the lease handed over.
+func (c *Config) prepare(h inherit.Handover) (*exec.Cmd, error) {
+	path, err := exec.LookPath(c.Argv[0])
+	if err != nil {
+		return nil, fmt.Errorf("supervisor: %w", err)
+	}
+	cmd := &exec.Cmd{Path: path, Args: c.Argv, Dir: c.Dir, Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr}
+	inherit.Attach(cmd, c.Env, h)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if fg, ok := foregroundTTY(c.Stdin); ok {
+		// Like tini: the child gets its own process group and, when we own
+		// the terminal, the terminal too, so ^C and job control reach it.
+		cmd.SysProcAttr.Foreground = true
+		cmd.SysProcAttr.Ctty = fg
+	}
+	return cmd, nil
+}
+
+// foregroundTTY reports whether f is a terminal whose foreground process
+// group is ours (so handing it to the child steals it from nobody).
+func foregroundTTY(f *os.File) (int, bool) {
+	fd := int(f.Fd())
+	pg, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+	if err != nil {
+		return 0, false
+	}
+	return 0, pg == unix.Getpgrp()
+}
+
+// startPlain starts cmd running at once (unanchored kinds: the lease was
+// taken before and is handed over as a descriptor).
+func startPlain(cmd *exec.Cmd) (*child, error) {
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("supervisor: start %s: %w", cmd.Path, err)
+	}
+	return &child{cmd: cmd, pid: cmd.Process.Pid, pgid: cmd.Process.Pid}, nil
+}
+
+// errPtraceRefused reports that the kernel or a security policy forbade
+// PTRACE_TRACEME (seccomp, Yama scope 3, an existing tracer).
+var errPtraceRefused = errors.New("supervisor: ptrace refused")
+
+// startTraced starts cmd stopped at its execve under ptrace. The calling
+// goroutine must be locked to its OS thread until release or kill: the
+// thread that forks is the tracer.
+func startTraced(cmd *exec.Cmd) (*child, error) {
+	cmd.SysProcAttr.Ptrace = true
+	if err := cmd.Start(); err != nil {
+		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOSYS) {
+			return nil, fmt.Errorf("%w: %v", errPtraceRefused, err)
+		}
+		return nil, fmt.Errorf("supervisor: start %s: %w", cmd.Path, err)
+	}
+	ch := &child{cmd: cmd, pid: cmd.Process.Pid, pgid: cmd.Process.Pid, traced: true}
+	var ws unix.WaitStatus
+	for {
+		_, err := unix.Wait4(ch.pid, &ws, unix.WALL, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			ch.kill()
+			return nil, fmt.Errorf("supervisor: wait for the stopped child: %w", err)
+		}
+		break
+	}
+	if !ws.Stopped() || ws.StopSignal() != unix.SIGTRAP {
+		ch.kill()
+		return nil, fmt.Errorf("supervisor: child did not stop at exec (status %#x)", uint32(ws))
+	}
+	// If leasewrap dies before it lets the child go, the child dies too:
+	// the command never runs without its lease.
+	if err := unix.PtraceSetOptions(ch.pid, unix.PTRACE_O_EXITKILL); err != nil {
+		ch.kill()
+		return nil, fmt.Errorf("supervisor: ptrace options: %w", err)
+	}
+	return ch, nil
+}
+
+// startGated starts the exec gate: leasewrap itself, waiting on a pipe,
+// that execs cmd in place (same pid) when released, and exits without
+// running it when the pipe closes first.
+func startGated(cmd *exec.Cmd, exe string) (*child, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("supervisor: gate pipe: %w", err)
+	}
+	defer r.Close()
+	gate := *cmd
+	gate.Path = exe
+	gate.Args = append([]string{exe, cmd.Path}, cmd.Args...)
+	// The gate's descriptor is the last extra file; the lease's (if any)
+	// keeps fd 3.
+	gate.ExtraFiles = append(append([]*os.File(nil), cmd.ExtraFiles...), r)
+	gate.Env = append(append([]string(nil), cmd.Env...), fmt.Sprintf("%s=%d", gateEnv, 3+len(cmd.ExtraFiles)))
+	if err := gate.Start(); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("supervisor: start exec gate %s: %w", exe, err)
+	}
+	*cmd = gate
+	return &child{cmd: cmd, pid: cmd.Process.Pid, pgid: cmd.Process.Pid, gate: w}, nil
+}
+
+// release lets a stopped child run its command.
+func (ch *child) release() error {
+	switch {
+	case ch.traced:
+		ch.traced = false
+		if err := unix.PtraceDetach(ch.pid); err != nil {
+			return fmt.Errorf("supervisor: release child %d: %w", ch.pid, err)
+		}
+	case ch.gate != nil:
+		_, err := ch.gate.Write([]byte{'x'})
+		ch.gate.Close()
+		ch.gate = nil
+		if err != nil {
+			return fmt.Errorf("supervisor: open exec gate of child %d: %w", ch.pid, err)
+		}
+	}
+	return nil
+}
+
+// kill ends a child that must not run (still stopped), and reaps it.
+func (ch *child) kill() {
+	if ch.gate != nil {
+		ch.gate.Close() // the gate exits without running the command
+		ch.gate = nil
+	}
+	unix.Kill(ch.pid, unix.SIGKILL)
+	var ws unix.WaitStatus
+	for {
+		if _, err := unix.Wait4(ch.pid, &ws, unix.WALL, nil); err != unix.EINTR {
+			break
+		}
+	}
+	ch.cmd.Process.Release()
+}
+
+// lockThread pins the calling goroutine to its OS thread for ptrace.
+func lockThread() func() {
+	runtime.LockOSThread()
+	return runtime.UnlockOSThread
+}
+
+// mayTrace reports whether path can run traced without changing meaning: a
+// set-user-ID or set-group-ID program (or one with file capabilities)
+// would lose its privileges under ptrace, so it goes through the gate.
+func mayTrace(path string) bool {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return false
+	}
+	if st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
+		return false
+	}
+	if sz, err := unix.Getxattr(path, "security.capability", nil); err == nil && sz > 0 {
+		return false
+	}
+	return true
+}
