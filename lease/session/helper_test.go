@@ -1,0 +1,282 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// The test binary re-execs itself as a helper process: TestMain runs the
+// action named by helperEnv instead of the tests. Helpers get their
+// parameters from the environment, like the seed's subprocess helpers.
+const (
+	helperEnv         = "LEASEWRAP_SESSION_TEST_HELPER"
+	helperRootEnv     = "LEASEWRAP_SESSION_TEST_ROOT"
+	helperSIDEnv      = "LEASEWRAP_SESSION_TEST_ID"
+	helperReadyEnv    = "LEASEWRAP_SESSION_TEST_READY"
+	helperAcquiredEnv = "LEASEWRAP_SESSION_TEST_ACQUIRED"
+	helperBuildEnv    = "LEASEWRAP_SESSION_TEST_BUILD"
+	helperGoEnv       = "LEASEWRAP_SESSION_TEST_GO"
+	helperReleaseEnv  = "LEASEWRAP_SESSION_TEST_RELEASE"
+)
+
+// helperDeadline bounds every wait a helper makes.
+const helperDeadline = 30 * time.Second
+
+func TestMain(m *testing.M) {
+	if action := os.Getenv(helperEnv); action != "" {
+		if err := runHelper(action); err != nil {
+			fmt.Fprintf(os.Stderr, "helper %s: %v\n", action, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// testContext is the seed tests' context(build, epoch).
+func testContext(build string, epoch uint32) OwnerContext {
+	oc := DefaultOwnerContext()
+	oc.StorageWriterEpoch = Some(epoch)
+	oc.BuildFingerprint = Some(build)
+	oc.ProtocolVersion = Some(uint32(2))
+	oc.DaemonInstanceID = Some(build)
+	return oc
+}
+
+// sameDaemonContext is the seed tests' same_daemon_context.
+func sameDaemonContext(build, instance string, epoch uint32) OwnerContext {
+	oc := testContext(build, epoch)
+	oc.DaemonInstanceID = Some(instance)
+	return oc
+}
+
+func runHelper(action string) error {
+	root := os.Getenv(helperRootEnv)
+	sid, err := ParseID(os.Getenv(helperSIDEnv))
+	if err != nil {
+		return err
+	}
+	s := NewStore(root)
+	ctx := context.Background()
+	switch action {
+	case "pre-publish":
+		// pre_publish_crash_helper: the crash env var kills us before rename.
+		_, err := s.Acquire(ctx, sid, testContext("crashing", 5))
+		return fmt.Errorf("returned past the crash point: %v", err)
+	case "handoff":
+		// lease_handoff_crash_helper.
+		m, err := s.AcquireMaintenance(ctx, sid)
+		if err != nil {
+			return err
+		}
+		_, err = m.TransitionToLease(testContext("handoff-crash", 7))
+		return fmt.Errorf("returned past the handoff crash point: %v", err)
+	case "race":
+		return raceHelper(ctx, s, sid)
+	}
+	// subprocess_lock_helper.
+	ready, acquired := os.Getenv(helperReadyEnv), os.Getenv(helperAcquiredEnv)
+	if err := os.WriteFile(ready, []byte("ready"), 0o666); err != nil {
+		return err
+	}
+	switch action {
+	case "lease", "hold-lease":
+		g, err := s.Acquire(ctx, sid, testContext("subprocess", 7))
+		if err != nil {
+			return err
+		}
+		defer g.Release()
+		if err := os.WriteFile(acquired, []byte("acquired"), 0o666); err != nil {
+			return err
+		}
+		if action == "hold-lease" {
+			return waitFor(func() bool { return !exists(ready) })
+		}
+		return nil
+	case "write":
+		g, err := s.AcquireWriteLock(ctx, sid)
+		if err != nil {
+			return err
+		}
+		defer g.Release()
+		return os.WriteFile(acquired, []byte("acquired"), 0o666)
+	}
+	return fmt.Errorf("unknown subprocess lock action %q", action)
+}
+
+// raceHelper waits for the start file, acquires as daemon $BUILD and
+// reports "ok", "owned" or the error in $ACQUIRED, then holds what it got
+// until the release file appears.
+func raceHelper(ctx context.Context, s *Store, sid ID) error {
+	if err := waitFor(func() bool { return exists(os.Getenv(helperGoEnv)) }); err != nil {
+		return err
+	}
+	g, err := s.Acquire(ctx, sid, testContext(os.Getenv(helperBuildEnv), 7))
+	result := "ok"
+	var owned *OwnedError
+	switch {
+	case errors.As(err, &owned):
+		result = "owned"
+	case err != nil:
+		result = "error: " + err.Error()
+	}
+	if g != nil {
+		defer g.Release()
+	}
+	if err := os.WriteFile(os.Getenv(helperAcquiredEnv), []byte(result), 0o666); err != nil {
+		return err
+	}
+	return waitFor(func() bool { return exists(os.Getenv(helperReleaseEnv)) })
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+func waitFor(cond func() bool) error {
+	deadline := time.Now().Add(helperDeadline)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return errors.New("timed out waiting")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return nil
+}
+
+// helperCmd returns the test binary re-executed as helper action.
+func helperCmd(t *testing.T, action, root string, sid ID, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(),
+		helperEnv+"="+action,
+		helperRootEnv+"="+root,
+		helperSIDEnv+"="+sid.String(),
+	)
+	cmd.Env = append(cmd.Env, env...)
+	return cmd
+}
+
+// waitUntil fails the test if cond does not hold within d.
+func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("want %s within %s, have not", what, d)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// testOwner is SessionLeaseOwner::new for tests.
+func testOwner(sid ID, oc OwnerContext) Owner {
+	return newOwner(sid, &oc, os.Getpid(), time.Now(), currentExe)
+}
+
+// writePretty writes o as fs::write(serde_json::to_vec_pretty(o)) would:
+// no lock, no temp file.
+func writePretty(t *testing.T, path string, o *Owner) {
+	t.Helper()
+	data, err := EncodeOwner(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o666); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// mustAcquire acquires or fails the test; the guard is released at cleanup.
+func mustAcquire(t *testing.T, s *Store, sid ID, oc OwnerContext) *OwnerGuard {
+	t.Helper()
+	g, err := s.Acquire(context.Background(), sid, oc)
+	if err != nil {
+		t.Fatalf("acquire %s as %s: %v", sid, *oc.DaemonInstanceID, err)
+	}
+	t.Cleanup(func() { g.Release() })
+	return g
+}
+
+// wantOwned fails unless err is an *OwnedError and returns it.
+func wantOwned(t *testing.T, err error) *OwnedError {
+	t.Helper()
+	var owned *OwnedError
+	if !errors.As(err, &owned) {
+		t.Fatalf("want *OwnedError, have %T: %v", err, err)
+	}
+	return owned
+}
+
+// deadPID returns the pid of a process that has exited and been reaped.
+func deadPID(t *testing.T) uint32 {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", "exit 0")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return uint32(cmd.Process.Pid)
+}
+
+func ownerPathOf(s *Store, sid ID, o *Owner) string {
+	return filepath.Join(s.OwnerDir(sid), o.LeaseToken+".json")
+}
+
+func fmtUint(n uint64) string { return fmt.Sprintf("%d", n) }
+
+// helperProc is a started helper process whose exit is observed.
+type helperProc struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+func startHelper(t *testing.T, cmd *exec.Cmd) *helperProc {
+	t.Helper()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &helperProc{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		if !p.exited() {
+			cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+func (p *helperProc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// wait waits (bounded) for the helper to exit, and checks it succeeded if
+// wantSuccess.
+func (p *helperProc) wait(t *testing.T, wantSuccess bool) {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("want the helper to exit, it did not within 15s")
+	}
+	if wantSuccess && p.err != nil {
+		t.Fatalf("want the helper to succeed, have %v", p.err)
+	}
+}

@@ -1,0 +1,211 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/leasewrap/leasewrap/lease"
+)
+
+// Kind names of the two lease.Locker adapters.
+const (
+	KindOwner       = "session"
+	KindMaintenance = "session-maintenance"
+)
+
+// Environment variables the child of an owner or maintenance lease gets.
+const (
+	EnvSessionID  = "LEASEWRAP_SESSION_ID"
+	EnvLeaseToken = "LEASEWRAP_LEASE_TOKEN"
+)
+
+// LockerConfig configures an owner-lease Locker: the session, the root, and
+// the owner identity written into the record (the seed's
+// SessionLeaseOwnerContext, embedded; StorageWriterEpoch is required).
+type LockerConfig struct {
+	SessionID ID
+	Root      string
+	OwnerContext
+}
+
+func (c *LockerConfig) validate() error {
+	if c.SessionID.IsZero() {
+		return fmt.Errorf("session: no session id given: %w", ErrInvalidID)
+	}
+	if c.Root == "" {
+		return errors.New("session: no root directory given (--root or LEASEWRAP_SESSION_ROOT)")
+	}
+	if c.StorageWriterEpoch == nil {
+		return fmt.Errorf("session %s: %w: give the bcode storage writer epoch (current: %d)", c.SessionID, ErrMissingWriterEpoch, CurrentWriterEpoch)
+	}
+	return nil
+}
+
+// Locker takes a session owner lease (lease.Locker). It is unanchored: the
+// record is published before the child exists and the child inherits the
+// record's shared-flocked descriptor. Use it from one goroutine at a time.
+type Locker struct {
+	cfg   LockerConfig
+	store *Store
+}
+
+var _ lease.Locker = (*Locker)(nil)
+
+// NewLocker checks cfg (session id set, root set, writer epoch present).
+func NewLocker(cfg LockerConfig) (*Locker, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Locker{cfg: cfg, store: NewStore(cfg.Root)}, nil
+}
+
+// Kind is "session".
+func (l *Locker) Kind() string { return KindOwner }
+
+// Key is the session id.
+func (l *Locker) Key() string { return l.cfg.SessionID.String() }
+
+// Holder is the daemon instance id the lease is taken as ("" if none).
+func (l *Locker) Holder() string {
+	if l.cfg.DaemonInstanceID == nil {
+		return ""
+	}
+	return *l.cfg.DaemonInstanceID
+}
+
+// Anchored is false: see Locker.
+func (l *Locker) Anchored() bool { return false }
+
+// WatchPaths are the owner directory and the locks directory, created if
+// needed so they can be watched.
+func (l *Locker) WatchPaths() []string {
+	return watchPaths(l.store, l.cfg.SessionID)
+}
+
+func watchPaths(s *Store, sid ID) []string {
+	dirs := []string{s.OwnerDir(sid), filepath.Dir(s.LockPath(sid))}
+	for _, d := range dirs {
+		_ = os.MkdirAll(d, 0o777) // a directory that cannot be made is polled instead
+	}
+	return dirs
+}
+
+// Acquire registers the owner once (pid is ignored). A live incompatible
+// owner or a coordinator busy for the whole bounded wait is a
+// *lease.HeldError; an undecodable, unverifiable or unknown-schema record
+// and a missing writer epoch are refused (lease.ErrRefused) untouched.
+func (l *Locker) Acquire(ctx context.Context, _ int) (lease.Lease, error) {
+	g, err := l.store.Acquire(ctx, l.cfg.SessionID, l.cfg.OwnerContext)
+	if err != nil {
+		return nil, adaptError(KindOwner, l.cfg.SessionID, err)
+	}
+	return &ownerLease{g: g, sid: l.cfg.SessionID}, nil
+}
+
+// adaptError maps the protocol's errors onto the lease contract.
+func adaptError(kind string, sid ID, err error) error {
+	var owned *OwnedError
+	var timeout *LockTimeoutError
+	var unverifiable *UnverifiableError
+	switch {
+	case errors.As(err, &owned):
+		if owned.Liveness == Unverifiable {
+			return fmt.Errorf("%w: session %s: owner record %s (%s) cannot be classified (schema_version %d; its liveness is unverifiable); it was left untouched: check whether its owner still runs and remove the record by hand if not",
+				lease.ErrRefused, sid, owned.Path, owned.Summary, owned.Owner.SchemaVersion)
+		}
+		holder := owned.Owner.LeaseToken
+		if owned.Owner.DaemonInstanceID != nil {
+			holder = *owned.Owner.DaemonInstanceID
+		}
+		return &lease.HeldError{
+			Kind:   kind,
+			Key:    sid.String(),
+			Holder: holder,
+			PID:    int(owned.Owner.PID),
+			Detail: owned.Summary,
+		}
+	case errors.As(err, &timeout):
+		return &lease.HeldError{
+			Kind:   kind,
+			Key:    sid.String(),
+			Detail: fmt.Sprintf("coordinator %s busy for %s (another registration or maintenance holds it)", timeout.Path, timeout.Waited.Round(time.Millisecond)),
+		}
+	case errors.As(err, &unverifiable):
+		return fmt.Errorf("%w: %v", lease.ErrRefused, err)
+	case errors.Is(err, ErrMissingWriterEpoch):
+		return fmt.Errorf("%w: %v: give the storage writer epoch", lease.ErrRefused, err)
+	}
+	return fmt.Errorf("%s %s: %w", kind, sid, err)
+}
+
+// ownerLease is a held owner registration as a lease.Lease.
+type ownerLease struct {
+	g   *OwnerGuard
+	sid ID
+}
+
+var _ lease.Lease = (*ownerLease)(nil)
+
+// Owner exposes the published record (for logs and tests).
+func (l *ownerLease) Owner() Owner { return l.g.Owner() }
+
+// Path is the published record's path.
+func (l *ownerLease) Path() string { return l.g.Path() }
+
+func (l *ownerLease) File() *os.File { return l.g.File() }
+
+func (l *ownerLease) Env() []string {
+	return []string{
+		EnvSessionID + "=" + l.sid.String(),
+		EnvLeaseToken + "=" + l.g.owner.LeaseToken,
+	}
+}
+
+func (l *ownerLease) TTL() time.Duration { return 0 }
+
+// Renew checks the record is still ours: present at its path, the file our
+// descriptor holds locked, and carrying our token. Anything else is
+// lease.ErrLost; an I/O error reading it is transient.
+func (l *ownerLease) Renew(ctx context.Context) error {
+	path := l.g.path
+	f := l.g.File()
+	if f == nil {
+		return fmt.Errorf("%w: owner record %s already released", lease.ErrLost, path)
+	}
+	data, err := readRecord(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%w: owner record %s was removed", lease.ErrLost, path)
+		}
+		return &IOError{Op: "read owner record", Path: path, Err: err}
+	}
+	o, err := DecodeOwner(data)
+	if err != nil {
+		return fmt.Errorf("%w: owner record %s no longer decodes: %v", lease.ErrLost, path, err)
+	}
+	if o.LeaseToken != l.g.owner.LeaseToken {
+		return fmt.Errorf("%w: owner record %s carries token %s, ours is %s", lease.ErrLost, path, o.LeaseToken, l.g.owner.LeaseToken)
+	}
+	same, err := sameFile(f, path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%w: owner record %s was removed", lease.ErrLost, path)
+		}
+		return &IOError{Op: "stat owner record", Path: path, Err: err}
+	}
+	if !same {
+		return fmt.Errorf("%w: owner record %s was replaced by another file (our lock is on the old one)", lease.ErrLost, path)
+	}
+	return nil
+}
+
+// Finish removes the record if it still carries our token, then closes the
+// descriptor. The result is not recorded: the protocol has no result.
+func (l *ownerLease) Finish(ctx context.Context, _ lease.Result) error {
+	return l.g.Release()
+}

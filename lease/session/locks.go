@@ -1,0 +1,100 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"os"
+)
+
+// WriteGuard is held exclusive access to one session's write critical
+// section (the seed's SessionWriteGuard). It is not ownership.
+type WriteGuard struct {
+	file        *os.File
+	coordinator *os.File
+}
+
+// AcquireWriteLock is acquire_session_write_lock: the coordinator shared,
+// then <sid>.write.lock exclusively, each with the bounded wait. Maintenance
+// (the coordinator exclusive) blocks it.
+func (s *Store) AcquireWriteLock(ctx context.Context, sid ID) (*WriteGuard, error) {
+	cpath := s.LockPath(sid)
+	coordinator, err := openLockFile(cpath)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.lockBounded(ctx, coordinator, cpath, lockSH); err != nil {
+		coordinator.Close()
+		return nil, err
+	}
+	g, err := s.writeLock(ctx, sid)
+	if err != nil {
+		coordinator.Close()
+		return nil, err
+	}
+	g.coordinator = coordinator
+	return g, nil
+}
+
+// AcquireWriteLock is acquire_maintenance_session_write_lock: the write lock
+// under a maintenance guard that already holds the coordinator.
+func (m *MaintenanceGuard) AcquireWriteLock(ctx context.Context) (*WriteGuard, error) {
+	if m.coordinator == nil {
+		return nil, errGuardReleased
+	}
+	return m.store.writeLock(ctx, m.sid)
+}
+
+func (s *Store) writeLock(ctx context.Context, sid ID) (*WriteGuard, error) {
+	path := s.WriteLockPath(sid)
+	f, err := openLockFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.lockBounded(ctx, f, path, lockEX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &WriteGuard{file: f}, nil
+}
+
+// Release closes the write lock and the shared coordinator. Idempotent.
+func (g *WriteGuard) Release() error {
+	var errs []error
+	if g.file != nil {
+		errs = append(errs, g.file.Close())
+		g.file = nil
+	}
+	if g.coordinator != nil {
+		errs = append(errs, g.coordinator.Close())
+		g.coordinator = nil
+	}
+	return errors.Join(errs...)
+}
+
+// CatalogGuard is held exclusive access to the global catalog database.
+type CatalogGuard struct{ file *os.File }
+
+// AcquireCatalogLock is acquire_catalog_lock: <root>/catalog.lock
+// exclusively, with the bounded wait.
+func (s *Store) AcquireCatalogLock(ctx context.Context) (*CatalogGuard, error) {
+	path := s.CatalogLockPath()
+	f, err := openLockFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.lockBounded(ctx, f, path, lockEX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &CatalogGuard{file: f}, nil
+}
+
+// Release closes the catalog lock. Idempotent.
+func (g *CatalogGuard) Release() error {
+	if g.file == nil {
+		return nil
+	}
+	err := g.file.Close()
+	g.file = nil
+	return err
+}

@@ -1,0 +1,127 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"os"
+)
+
+// MaintenanceGuard is held exclusive maintenance access to one session (the
+// seed's SessionMaintenanceGuard): the coordinator lock, held exclusively
+// for the guard's life, so no owner can register underneath a migration.
+// It is not safe for concurrent use.
+type MaintenanceGuard struct {
+	store       *Store
+	sid         ID
+	path        string
+	coordinator *os.File
+}
+
+// AcquireMaintenance is acquire_session_maintenance_guard: take the
+// coordinator exclusively (bounded wait), prune stale records and refuse any
+// remaining owner (*OwnedError) or undecodable record (*UnverifiableError).
+func (s *Store) AcquireMaintenance(ctx context.Context, sid ID) (*MaintenanceGuard, error) {
+	lockPath := s.LockPath(sid)
+	coordinator, err := openLockFile(lockPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.lockBounded(ctx, coordinator, lockPath, lockEX); err != nil {
+		coordinator.Close()
+		return nil, err
+	}
+	if err := s.refuseAnyOwner(sid); err != nil {
+		coordinator.Close()
+		return nil, err
+	}
+	return &MaintenanceGuard{store: s, sid: sid, path: lockPath, coordinator: coordinator}, nil
+}
+
+// refuseAnyOwner prunes and returns an *OwnedError for the first remaining
+// decodable owner.
+func (s *Store) refuseAnyOwner(sid ID) error {
+	dir := s.OwnerDir(sid)
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return &IOError{Op: "create directory", Path: dir, Err: err}
+	}
+	if err := pruneDeadOwnerRecords(dir); err != nil {
+		return err
+	}
+	e, err := firstOwner(dir)
+	if err != nil || e == nil {
+		return err
+	}
+	return &OwnedError{
+		SessionID: sid,
+		Owner:     e.owner,
+		Path:      e.path,
+		Liveness:  classifyLiveness(e.path, &e.owner),
+		Summary:   FormatOwner(&e.owner),
+	}
+}
+
+// MaintenanceIsActive is session_maintenance_is_active: a non-mutating
+// probe (apart from creating the lock file) that reports whether someone
+// holds the coordinator. false is not a lease.
+func (s *Store) MaintenanceIsActive(sid ID) (bool, error) {
+	lockPath := s.LockPath(sid)
+	f, err := openLockFile(lockPath)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	ok, err := tryLock(f, lockEX)
+	if err != nil {
+		return false, &IOError{Op: "flock", Path: lockPath, Err: err}
+	}
+	return !ok, nil
+}
+
+// SessionID returns the session under maintenance.
+func (m *MaintenanceGuard) SessionID() ID { return m.sid }
+
+// Path returns the coordinator lock's path.
+func (m *MaintenanceGuard) Path() string { return m.path }
+
+// File returns the coordinator descriptor holding the exclusive flock (nil
+// after Release or a transition). A process that inherits it keeps
+// maintenance active.
+func (m *MaintenanceGuard) File() *os.File { return m.coordinator }
+
+// Release closes the coordinator (it never LOCK_UNs a descriptor a child may
+// share). It is idempotent.
+func (m *MaintenanceGuard) Release() error {
+	if m.coordinator == nil {
+		return nil
+	}
+	err := m.coordinator.Close()
+	m.coordinator = nil
+	if err != nil {
+		return &IOError{Op: "close coordinator", Path: m.path, Err: err}
+	}
+	return nil
+}
+
+// errGuardReleased reports a guard used after Release or a transition.
+var errGuardReleased = errors.New("session: maintenance guard already released")
+
+// TransitionToLease is transition_session_maintenance_to_lease: with the
+// coordinator still held, prune, refuse any remaining owner, publish an owner
+// record for oc, and only then release the coordinator, so no other writer
+// can claim the session in between. The guard is consumed whatever the
+// outcome: on failure the coordinator is released and nothing registered.
+func (m *MaintenanceGuard) TransitionToLease(oc OwnerContext) (*OwnerGuard, error) {
+	if m.coordinator == nil {
+		return nil, errGuardReleased
+	}
+	defer m.Release()
+	if oc.StorageWriterEpoch == nil {
+		return nil, &MissingWriterEpochError{SessionID: m.sid}
+	}
+	g, err := m.store.register(m.sid, &oc, firstOwner)
+	if err != nil {
+		return nil, err
+	}
+	crashPoint(crashHandoff)
+	return g, nil
+}

@@ -1,0 +1,407 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"unicode/utf8"
+)
+
+// The owner record's fields in the order of the seed's Rust struct; serde
+// writes them in this order and a byte-compatible peer must too.
+var ownerFields = [...]string{
+	"schema_version",
+	"session_id",
+	"lease_token",
+	"pid",
+	"storage_writer_epoch",
+	"daemon_namespace",
+	"build_fingerprint",
+	"protocol_version",
+	"endpoint",
+	"executable_path",
+	"daemon_instance_id",
+	"acquired_at_ms",
+	"last_seen_ms",
+}
+
+// EncodeOwner returns o exactly as serde_json::to_vec_pretty writes the
+// seed's struct: two-space indent, struct field order, every field, None as
+// null, serde_json's string escaping, no trailing newline.
+func EncodeOwner(o *Owner) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString("{")
+	field := func(i int) {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n  ")
+		writeJSONString(&b, ownerFields[i])
+		b.WriteString(": ")
+	}
+	var err error
+	str := func(i int, v *string) {
+		field(i)
+		if v == nil {
+			b.WriteString("null")
+			return
+		}
+		if !utf8.ValidString(*v) {
+			if err == nil {
+				if ownerFields[i] == "executable_path" {
+					err = fmt.Errorf("session access metadata serialization failed: path contains invalid UTF-8 characters")
+				} else {
+					err = fmt.Errorf("session access metadata serialization failed: %s is not valid UTF-8", ownerFields[i])
+				}
+			}
+			return
+		}
+		writeJSONString(&b, *v)
+	}
+	u32 := func(i int, v *uint32) {
+		field(i)
+		if v == nil {
+			b.WriteString("null")
+			return
+		}
+		b.WriteString(strconv.FormatUint(uint64(*v), 10))
+	}
+	u32(0, &o.SchemaVersion)
+	sid := o.SessionID.String()
+	str(1, &sid)
+	str(2, &o.LeaseToken)
+	u32(3, &o.PID)
+	u32(4, o.StorageWriterEpoch)
+	str(5, o.DaemonNamespace)
+	str(6, o.BuildFingerprint)
+	u32(7, o.ProtocolVersion)
+	str(8, o.Endpoint)
+	str(9, o.ExecutablePath)
+	str(10, o.DaemonInstanceID)
+	field(11)
+	b.WriteString(strconv.FormatUint(o.AcquiredAtMs, 10))
+	field(12)
+	b.WriteString(strconv.FormatUint(o.LastSeenMs, 10))
+	b.WriteString("\n}")
+	if err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// writeJSONString is serde_json's format_escaped_str: only '"', '\\' and
+// the C0 controls are escaped (\b \t \n \f \r short, the rest \u00xx in
+// lower case); everything else, including DEL and non-ASCII, is written raw.
+func writeJSONString(b *bytes.Buffer, s string) {
+	const hexDigits = "0123456789abcdef"
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"':
+			b.WriteString(`\"`)
+		case c == '\\':
+			b.WriteString(`\\`)
+		case c == '\b':
+			b.WriteString(`\b`)
+		case c == '\t':
+			b.WriteString(`\t`)
+		case c == '\n':
+			b.WriteString(`\n`)
+		case c == '\f':
+			b.WriteString(`\f`)
+		case c == '\r':
+			b.WriteString(`\r`)
+		case c < 0x20:
+			b.WriteString(`\u00`)
+			b.WriteByte(hexDigits[c>>4])
+			b.WriteByte(hexDigits[c&0xf])
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+}
+
+// serdeDepthLimit is serde_json's recursion limit: 128 levels counted down,
+// failing when the count reaches zero, so at most 127 nested containers.
+const serdeDepthLimit = 127
+
+// DecodeOwner decodes an owner record at least as strictly as the seed's
+// serde_json::from_slice: the whole input must be one JSON value (an object,
+// or the 13-element array serde also accepts for a struct); field names are
+// exact (case-sensitive); a known field may appear once; non-optional fields
+// must be present and not null; numbers must be non-negative integers in
+// range; strings must be valid UTF-8 without lone surrogate escapes; unknown
+// fields are ignored. The session_id must be a canonical lowercase UUID
+// (stricter than the seed, which fails closed).
+func DecodeOwner(data []byte) (*Owner, error) {
+	o, err := decodeOwner(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUndecodable, err)
+	}
+	return o, nil
+}
+
+func decodeOwner(data []byte) (*Owner, error) {
+	if !utf8.Valid(data) {
+		return nil, errors.New("not valid UTF-8")
+	}
+	if !json.Valid(data) {
+		return nil, errors.New("not a single well-formed JSON value")
+	}
+	if d := jsonDepth(data); d > serdeDepthLimit {
+		return nil, fmt.Errorf("nesting depth %d exceeds the recursion limit", d)
+	}
+	if hasLoneSurrogate(data) {
+		return nil, errors.New("lone surrogate in a \\u escape")
+	}
+	fields := make(map[string]json.RawMessage, len(ownerFields))
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	switch trimmed[0] {
+	case '{':
+		dec := json.NewDecoder(bytes.NewReader(trimmed))
+		if _, err := dec.Token(); err != nil {
+			return nil, err
+		}
+		known := make(map[string]bool, len(ownerFields))
+		for _, f := range ownerFields {
+			known[f] = true
+		}
+		for dec.More() {
+			tok, err := dec.Token()
+			if err != nil {
+				return nil, err
+			}
+			key := tok.(string)
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return nil, err
+			}
+			if !known[key] {
+				continue
+			}
+			if _, dup := fields[key]; dup {
+				return nil, fmt.Errorf("duplicate field %q", key)
+			}
+			fields[key] = raw
+		}
+		if _, err := dec.Token(); err != nil && err != io.EOF {
+			return nil, err
+		}
+	case '[':
+		var elems []json.RawMessage
+		if err := json.Unmarshal(trimmed, &elems); err != nil {
+			return nil, err
+		}
+		if len(elems) != len(ownerFields) {
+			return nil, fmt.Errorf("array of %d elements, want %d", len(elems), len(ownerFields))
+		}
+		for i, e := range elems {
+			fields[ownerFields[i]] = e
+		}
+	default:
+		return nil, errors.New("not a JSON object")
+	}
+
+	var o Owner
+	d := fieldDecoder{fields: fields}
+	o.SchemaVersion = d.u32("schema_version")
+	if sid := d.str("session_id"); d.err == nil {
+		id, err := ParseID(sid)
+		if err != nil {
+			d.fail("session_id", err)
+		}
+		o.SessionID = id
+	}
+	o.LeaseToken = d.str("lease_token")
+	o.PID = d.u32("pid")
+	o.StorageWriterEpoch = d.optU32("storage_writer_epoch")
+	o.DaemonNamespace = d.optStr("daemon_namespace")
+	o.BuildFingerprint = d.optStr("build_fingerprint")
+	o.ProtocolVersion = d.optU32("protocol_version")
+	o.Endpoint = d.optStr("endpoint")
+	o.ExecutablePath = d.optStr("executable_path")
+	o.DaemonInstanceID = d.optStr("daemon_instance_id")
+	o.AcquiredAtMs = d.u64("acquired_at_ms")
+	o.LastSeenMs = d.u64("last_seen_ms")
+	if d.err != nil {
+		return nil, d.err
+	}
+	return &o, nil
+}
+
+// fieldDecoder decodes typed fields, keeping the first error.
+type fieldDecoder struct {
+	fields map[string]json.RawMessage
+	err    error
+}
+
+func (d *fieldDecoder) fail(name string, err error) {
+	if d.err == nil {
+		d.err = fmt.Errorf("field %s: %w", name, err)
+	}
+}
+
+// raw returns the field's value, nil for null or absent when optional.
+func (d *fieldDecoder) raw(name string, optional bool) json.RawMessage {
+	r, ok := d.fields[name]
+	if !ok {
+		if !optional {
+			d.fail(name, errors.New("missing"))
+		}
+		return nil
+	}
+	if string(r) == "null" {
+		if !optional {
+			d.fail(name, errors.New("null where a value is required"))
+		}
+		return nil
+	}
+	return r
+}
+
+func (d *fieldDecoder) uint(name string, optional bool, bits int) (uint64, bool) {
+	r := d.raw(name, optional)
+	if r == nil {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(r), 10, bits)
+	if err != nil {
+		d.fail(name, fmt.Errorf("want a u%d integer, have %s", bits, r))
+		return 0, false
+	}
+	return n, true
+}
+
+func (d *fieldDecoder) u32(name string) uint32 {
+	n, _ := d.uint(name, false, 32)
+	return uint32(n)
+}
+
+func (d *fieldDecoder) u64(name string) uint64 {
+	n, _ := d.uint(name, false, 64)
+	return n
+}
+
+func (d *fieldDecoder) optU32(name string) *uint32 {
+	n, ok := d.uint(name, true, 32)
+	if !ok {
+		return nil
+	}
+	v := uint32(n)
+	return &v
+}
+
+func (d *fieldDecoder) string(name string, optional bool) (string, bool) {
+	r := d.raw(name, optional)
+	if r == nil {
+		return "", false
+	}
+	if r[0] != '"' {
+		d.fail(name, fmt.Errorf("want a string, have %s", r))
+		return "", false
+	}
+	var s string
+	if err := json.Unmarshal(r, &s); err != nil {
+		d.fail(name, err)
+		return "", false
+	}
+	return s, true
+}
+
+func (d *fieldDecoder) str(name string) string {
+	s, _ := d.string(name, false)
+	return s
+}
+
+func (d *fieldDecoder) optStr(name string) *string {
+	s, ok := d.string(name, true)
+	if !ok {
+		return nil
+	}
+	return &s
+}
+
+// jsonDepth is the deepest container nesting of a well-formed document.
+func jsonDepth(data []byte) int {
+	depth, deepest, inString := 0, 0, false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			if depth > deepest {
+				deepest = depth
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return deepest
+}
+
+// hasLoneSurrogate reports a \uD800-\uDFFF escape not forming a valid
+// high+low pair in a well-formed document; serde_json rejects those, Go
+// would silently replace them.
+func hasLoneSurrogate(data []byte) bool {
+	inString := false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		if !inString {
+			if c == '"' {
+				inString = true
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = false
+		case '\\':
+			if i+1 < len(data) && data[i+1] == 'u' {
+				r := hex4(data[i+2:])
+				switch {
+				case r >= 0xD800 && r <= 0xDBFF:
+					if i+11 < len(data) && data[i+6] == '\\' && data[i+7] == 'u' {
+						if lo := hex4(data[i+8:]); lo >= 0xDC00 && lo <= 0xDFFF {
+							i += 11
+							continue
+						}
+					}
+					return true
+				case r >= 0xDC00 && r <= 0xDFFF:
+					return true
+				}
+				i += 5
+				continue
+			}
+			i++
+		}
+	}
+	return false
+}
+
+func hex4(b []byte) int {
+	if len(b) < 4 {
+		return -1
+	}
+	v, err := strconv.ParseUint(string(b[:4]), 16, 32)
+	if err != nil {
+		return -1
+	}
+	return int(v)
+}

@@ -1,0 +1,117 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+const (
+	lockSH = unix.LOCK_SH
+	lockEX = unix.LOCK_EX
+	lockUN = unix.LOCK_UN
+)
+
+// writeOwnerRecord is write_owner_metadata: create <path>.tmp-<token>
+// exclusively, write the pretty JSON, fsync, take the SHARED flock that is
+// the owner's liveness, then rename into place. The returned file holds the
+// lock; closing it (and every descriptor sharing its open file description)
+// makes the record stale.
+func writeOwnerRecord(path string, o *Owner) (*os.File, error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return nil, &IOError{Op: "create directory", Path: dir, Err: err}
+	}
+	contents, err := EncodeOwner(o)
+	if err != nil {
+		return nil, err
+	}
+	tmp := tempPath(path, o.LeaseToken)
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return nil, &IOError{Op: "create owner record", Path: tmp, Err: err}
+	}
+	fail := func(op, p string, err error) (*os.File, error) {
+		f.Close()
+		os.Remove(tmp) // our own exclusive temp file; never published
+		return nil, &IOError{Op: op, Path: p, Err: err}
+	}
+	if _, err := f.Write(contents); err != nil {
+		return fail("write owner record", tmp, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail("fsync owner record", tmp, err)
+	}
+	// The seed blocks here; nobody else can know this fresh temp file, so
+	// would-block is an anomaly reported instead of waited on.
+	if err := flock(f, lockSH|unix.LOCK_NB); err != nil {
+		return fail("lock owner record shared", tmp, err)
+	}
+	crashPoint(crashPrePublish)
+	if err := os.Rename(tmp, path); err != nil {
+		return fail("publish owner record", path, err)
+	}
+	return f, nil
+}
+
+// OwnerGuard is a held owner registration (the seed's SessionLeaseGuard).
+// It is not safe for concurrent use.
+type OwnerGuard struct {
+	path   string
+	file   *os.File
+	owner  Owner
+	closed bool
+}
+
+// Owner returns the record this guard published.
+func (g *OwnerGuard) Owner() Owner { return g.owner }
+
+// Path returns the published record's path.
+func (g *OwnerGuard) Path() string { return g.path }
+
+// File returns the record's descriptor holding the shared flock (nil after
+// Release). A process that inherits it keeps the owner live.
+func (g *OwnerGuard) File() *os.File {
+	if g.closed {
+		return nil
+	}
+	return g.file
+}
+
+// Release removes the record if it still carries this guard's token, then
+// closes the descriptor. It never LOCK_UNs: a child sharing the descriptor
+// keeps its lock until it exits. Release is idempotent.
+func (g *OwnerGuard) Release() error {
+	if g.closed {
+		return nil
+	}
+	g.closed = true
+	err := removeIfTokenMatches(g.path, g.owner.LeaseToken)
+	if cerr := g.file.Close(); cerr != nil && err == nil {
+		err = &IOError{Op: "close owner record", Path: g.path, Err: cerr}
+	}
+	return err
+}
+
+// removeIfTokenMatches is remove_owner_metadata_if_token_matches: a record
+// that is gone, does not decode or carries another token is left alone.
+func removeIfTokenMatches(path, token string) error {
+	o, err := readOwner(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("release: owner record %s left in place, it could not be read (%v); remove it by hand if no owner uses it", path, err)
+	}
+	if o.LeaseToken != token {
+		return nil
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return &IOError{Op: "remove owner record", Path: path, Err: err}
+	}
+	return nil
+}

@@ -1,0 +1,271 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Store is one session-lease root directory. Its methods are safe for
+// concurrent use; all coordination is through files, so any number of Stores
+// (in any number of processes) may share a root.
+type Store struct {
+	root string
+
+	// Test seams.
+	lockBudget time.Duration
+	lockPoll   time.Duration
+	now        func() time.Time
+	pid        func() int
+	executable func() (string, error)
+}
+
+// NewStore returns the Store of root. Nothing is created until a lock or a
+// record is taken.
+func NewStore(root string) *Store {
+	return &Store{
+		root:       root,
+		lockBudget: LockWaitBudget,
+		lockPoll:   LockWaitPollInterval,
+		now:        time.Now,
+		pid:        os.Getpid,
+		executable: currentExe,
+	}
+}
+
+// Root returns the root directory.
+func (s *Store) Root() string { return s.root }
+
+// LockPath is the session's coordinator lock: <root>/locks/<sid>.lock.
+func (s *Store) LockPath(sid ID) string {
+	return filepath.Join(s.root, "locks", sid.String()+".lock")
+}
+
+// WriteLockPath is <root>/locks/<sid>.write.lock.
+func (s *Store) WriteLockPath(sid ID) string {
+	return filepath.Join(s.root, "locks", sid.String()+".write.lock")
+}
+
+// OwnerDir is the session's owner-record directory: <root>/leases/<sid>.
+func (s *Store) OwnerDir(sid ID) string {
+	return filepath.Join(s.root, "leases", sid.String())
+}
+
+// CatalogLockPath is <root>/catalog.lock.
+func (s *Store) CatalogLockPath() string { return filepath.Join(s.root, "catalog.lock") }
+
+// ownerPath is <owner dir>/<token>.json.
+func ownerPath(dir, token string) string { return filepath.Join(dir, token+".json") }
+
+// tempPath is the seed's path.with_extension("json.tmp-<token>") of a
+// "<x>.json" record path: "<x>.json.tmp-<token>".
+func tempPath(path, token string) string {
+	return strings.TrimSuffix(path, ".json") + ".json.tmp-" + token
+}
+
+// hasJSONExt is Rust's Path::extension() == Some("json") on a file name:
+// the text after the last dot, where a name whose only dot leads it has no
+// extension.
+func hasJSONExt(name string) bool {
+	if name == ".." {
+		return false
+	}
+	i := strings.LastIndexByte(name, '.')
+	return i > 0 && name[i+1:] == "json"
+}
+
+// Acquire registers this process as an owner of sid (acquire_session_lease):
+// it takes the coordinator exclusively (bounded wait), prunes stale records,
+// refuses an incompatible remaining owner (*OwnedError), publishes its own
+// record under a shared flock and drops the coordinator.
+//
+// A record that cannot be decoded fails the call (*UnverifiableError) and is
+// left untouched. Contention on the coordinator beyond the bounded wait is a
+// *LockTimeoutError.
+func (s *Store) Acquire(ctx context.Context, sid ID, oc OwnerContext) (*OwnerGuard, error) {
+	if oc.StorageWriterEpoch == nil {
+		return nil, &MissingWriterEpochError{SessionID: sid}
+	}
+	lockPath := s.LockPath(sid)
+	coordinator, err := openLockFile(lockPath)
+	if err != nil {
+		return nil, err
+	}
+	defer coordinator.Close()
+	if err := s.lockBounded(ctx, coordinator, lockPath, lockEX); err != nil {
+		return nil, err
+	}
+	return s.register(sid, &oc, func(dir string) (*ownerEntry, error) {
+		return findIncompatibleOwner(dir, &oc)
+	})
+}
+
+// register is the part of Acquire and of the maintenance transition that
+// runs with the coordinator held exclusively: prune, look for a refusing
+// owner, publish our record.
+func (s *Store) register(sid ID, oc *OwnerContext, refusing func(dir string) (*ownerEntry, error)) (*OwnerGuard, error) {
+	dir := s.OwnerDir(sid)
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return nil, &IOError{Op: "create directory", Path: dir, Err: err}
+	}
+	if err := pruneDeadOwnerRecords(dir); err != nil {
+		return nil, err
+	}
+	e, err := refusing(dir)
+	if err != nil {
+		return nil, err
+	}
+	if e != nil {
+		return nil, &OwnedError{
+			SessionID: sid,
+			Owner:     e.owner,
+			Path:      e.path,
+			Liveness:  classifyLiveness(e.path, &e.owner),
+			Summary:   FormatOwner(&e.owner),
+		}
+	}
+	owner := newOwner(sid, oc, s.pid(), s.now(), s.executable)
+	path := ownerPath(dir, owner.LeaseToken)
+	f, err := writeOwnerRecord(path, &owner)
+	if err != nil {
+		return nil, err
+	}
+	return &OwnerGuard{path: path, file: f, owner: owner}, nil
+}
+
+// ownerEntry is a decoded record and where it was read.
+type ownerEntry struct {
+	path  string
+	owner Owner
+}
+
+// readOwner is read_owner_metadata: the decoded record, or an error when it
+// cannot be read or decoded.
+func readOwner(path string) (*Owner, error) {
+	data, err := readRecord(path)
+	if err != nil {
+		return nil, err
+	}
+	return DecodeOwner(data)
+}
+
+// jsonEntries lists the *.json names of dir in directory order (the seed's
+// read_dir order, not sorted).
+func jsonEntries(dir string) ([]string, error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return jsonNames(d, dir)
+}
+
+// jsonNames lists the *.json entries of the open directory d (named dir).
+func jsonNames(d *os.File, dir string) ([]string, error) {
+	ents, err := d.ReadDir(-1)
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, e := range ents {
+		if hasJSONExt(e.Name()) {
+			paths = append(paths, filepath.Join(dir, e.Name()))
+		}
+	}
+	return paths, nil
+}
+
+// pruneDeadOwnerRecords removes every Stale record and fails, touching
+// nothing further, on the first record that does not decode.
+func pruneDeadOwnerRecords(dir string) error {
+	paths, err := jsonEntries(dir)
+	if err != nil {
+		return &IOError{Op: "read directory", Path: dir, Err: err}
+	}
+	for _, p := range paths {
+		o, err := readOwner(p)
+		if err != nil {
+			return &UnverifiableError{Path: p, Err: err}
+		}
+		if classifyLiveness(p, o) == Stale {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return &IOError{Op: "remove stale owner record", Path: p, Err: err}
+			}
+		}
+	}
+	return nil
+}
+
+// findIncompatibleOwner returns the first decodable record not compatible
+// with oc (records that do not decode are skipped here; prune already
+// refused them).
+func findIncompatibleOwner(dir string, oc *OwnerContext) (*ownerEntry, error) {
+	paths, err := jsonEntries(dir)
+	if err != nil {
+		return nil, &IOError{Op: "read directory", Path: dir, Err: err}
+	}
+	for _, p := range paths {
+		o, err := readOwner(p)
+		if err != nil {
+			continue
+		}
+		if !compatible(o, oc) {
+			return &ownerEntry{path: p, owner: *o}, nil
+		}
+	}
+	return nil, nil
+}
+
+// firstOwner returns the first decodable record at all.
+func firstOwner(dir string) (*ownerEntry, error) {
+	paths, err := jsonEntries(dir)
+	if err != nil {
+		return nil, &IOError{Op: "read directory", Path: dir, Err: err}
+	}
+	for _, p := range paths {
+		if o, err := readOwner(p); err == nil {
+			return &ownerEntry{path: p, owner: *o}, nil
+		}
+	}
+	return nil, nil
+}
+
+// ClassifyLiveness is classify_owner_liveness for the record o read at path.
+// Schema 3: an exclusive try-lock on the record obtained (or the record
+// missing) is Stale, would-block is Live, any other failure Unverifiable.
+// Schema 2: kill(pid, 0). Other schemas: Unverifiable. It changes nothing
+// (an obtained lock is released at once).
+func ClassifyLiveness(path string, o *Owner) Liveness { return classifyLiveness(path, o) }
+
+func classifyLiveness(path string, o *Owner) Liveness {
+	switch o.SchemaVersion {
+	case 3:
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return Stale
+			}
+			return Unverifiable
+		}
+		defer f.Close()
+		ok, err := tryLock(f, lockEX)
+		switch {
+		case err != nil:
+			return Unverifiable
+		case ok:
+			_ = flock(f, lockUN)
+			return Stale
+		}
+		return Live
+	case 2:
+		if processAlive(o.PID) {
+			return Live
+		}
+		return Stale
+	}
+	return Unverifiable
+}
