@@ -1,0 +1,163 @@
+package claim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+)
+
+// AcquireOptions tune Acquire.
+type AcquireOptions struct {
+	// PID is the process whose liveness keeps the claim; 0 is the calling
+	// process.
+	PID int
+	// TTLMs is the claim's time to live in ms (60 000..86 400 000); 0 makes
+	// a PID-liveness claim with no expires_at.
+	TTLMs int64
+	// Reason is recorded when non-empty.
+	Reason string
+	// Metadata is recorded when non-empty (it replaces the metadata of an
+	// idempotently re-acquired claim).
+	Metadata Metadata
+}
+
+// Acquisition is a successful Acquire.
+type Acquisition struct {
+	Record *Record
+	Path   string
+	// Event is EventAcquired, EventIdempotentReacquire or EventStaleReclaimed.
+	Event string
+}
+
+func (c *Claims) validate(key, holder string, o AcquireOptions) error {
+	if err := ValidateKey(key); err != nil {
+		return err
+	}
+	if err := ValidateHolder(holder); err != nil {
+		return err
+	}
+	if o.TTLMs != 0 {
+		if err := ValidateTTL(o.TTLMs); err != nil {
+			return err
+		}
+	}
+	if _, err := dumpYAML(o.Metadata); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	return nil
+}
+
+func (c *Claims) makeClaim(key, holder string, o AcquireOptions) *Record {
+	acquired := c.nowMs()
+	pid := o.PID
+	if pid == 0 {
+		pid = c.selfPID()
+	}
+	rec := &Record{
+		SchemaVersion: SchemaVersion,
+		Key:           key,
+		Holder:        holder,
+		AcquiredAt:    acquired,
+		PID:           pid,
+		Host:          c.hostname(),
+		Metadata:      o.Metadata,
+	}
+	if id := c.machineID(); id != "" {
+		rec.MachineID = strPtr(id)
+	}
+	if o.TTLMs != 0 {
+		rec.ExpiresAt = i64Ptr(acquired + o.TTLMs)
+	}
+	if o.Reason != "" {
+		rec.Reason = strPtr(o.Reason)
+	}
+	if h := ResolveHarness(c.getenv); h != "" {
+		rec.Harness = strPtr(h)
+	}
+	return rec
+}
+
+// Acquire tries to take the claim on key for holder (core.acquire_claim).
+//
+// When the file exists: the same holder re-acquires idempotently (the
+// record is rewritten with a fresh pid/host/acquired_at and this call's
+// metadata); a Live or Suspect other holder is a *HeldByOtherError; a
+// Stale claim is recovered under the recovery mutex (archived to
+// .expired/, then created afresh). A corrupted file is a *CorruptedError
+// and is left untouched. Invalid input fails before any write.
+func (c *Claims) Acquire(ctx context.Context, key, holder string, o AcquireOptions) (*Acquisition, error) {
+	if err := c.validate(key, holder, o); err != nil {
+		return nil, err
+	}
+	path, err := c.Path(key)
+	if err != nil {
+		return nil, err
+	}
+	for attempt := 0; attempt < acquireAttempts; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		rec := c.makeClaim(key, holder, o)
+		payload, err := marshalRecord(rec)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+		switch err := atomicCreateExclusive(path, payload); {
+		case err == nil:
+			c.emit(ctx, EventAcquired, acquiredEventData(rec))
+			return &Acquisition{Record: rec, Path: path, Event: EventAcquired}, nil
+		case !errors.Is(err, errAlreadyHeld):
+			return nil, fmt.Errorf("create claim %s: %w", path, err)
+		}
+
+		existing, err := readClaimFile(path)
+		if errors.Is(err, errGoneAway) {
+			continue // released under us
+		}
+		if err != nil {
+			return nil, err // corrupted: refuse, leave it for a person
+		}
+		if existing.Holder == holder {
+			// Do not rewrite under a peer's recovery or renewal: wait for
+			// a held recovery mutex, then decide again from the top.
+			mutex := recoveryMutex(path)
+			if !c.mutexFree(mutex) {
+				if !c.stealIfStale(mutex) {
+					c.waitForRelease(ctx, mutex, c.mutexWait)
+				}
+				continue
+			}
+			return c.idempotentReacquire(ctx, path, key, holder, o, existing)
+		}
+		if st := c.Classify(existing, c.nowMs()); st == Live || st == Suspect {
+			return nil, &HeldByOtherError{Key: key, Holder: existing.Holder, PID: existing.PID, Host: existing.Host, State: st}
+		}
+		acq, retry, err := c.recoverStale(ctx, path, key, holder, o)
+		if retry {
+			continue
+		}
+		return acq, err
+	}
+	return nil, fmt.Errorf("acquire %q gave up after %d contention retries on %s", key, acquireAttempts, path)
+}
+
+func (c *Claims) mutexFree(path string) bool {
+	_, err := lstat(path)
+	return err != nil
+}
+
+func (c *Claims) idempotentReacquire(ctx context.Context, path, key, holder string, o AcquireOptions, existing *Record) (*Acquisition, error) {
+	rec := c.makeClaim(key, holder, o)
+	payload, err := marshalRecord(rec)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if err := atomicReplace(path, payload); err != nil {
+		return nil, err
+	}
+	data := commonEventData(rec)
+	data = append(data, Field{"previous_acquired_at", big.NewInt(existing.AcquiredAt)})
+	c.emit(ctx, EventIdempotentReacquire, data)
+	return &Acquisition{Record: rec, Path: path, Event: EventIdempotentReacquire}, nil
+}

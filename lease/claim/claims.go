@@ -1,0 +1,124 @@
+package claim
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Options configure a Claims handle.
+type Options struct {
+	// Root is the explicit claims root (the directory holding .fno/claims).
+	// "" resolves by key prefix: node:, dispatch:, reconcile: and session:
+	// keys go to $FNO_CLAIMS_ROOT, else $HOME.
+	Root string
+	// EventsDir is where audit events land (<EventsDir>/.fno/events.jsonl);
+	// "" is the current directory. $FNO_EVENTS_PATH, when set and
+	// non-empty, is the full events file path and wins.
+	EventsDir string
+	// Getenv reads the environment (root routing, events path, harness
+	// markers); nil is os.Getenv.
+	Getenv func(string) string
+	// Logger receives best-effort failures (audit appends, mutex steals);
+	// nil discards them.
+	Logger *slog.Logger
+}
+
+// Claims performs the claim protocol's verbs. A Claims is safe for use by
+// one goroutine at a time; separate processes coordinate through the files.
+type Claims struct {
+	root      string
+	eventsDir string
+	getenv    func(string) string
+	log       *slog.Logger
+
+	// Test seams.
+	now        func() time.Time
+	hostname   func() string
+	machineID  func() string
+	createTime func(pid int) (int64, bool)
+	selfPID    func() int
+	// mutexPoll and mutexWait bound the recovery-mutex wait (20 ms / 5 s).
+	mutexPoll, mutexWait time.Duration
+	// eventsLockWait bounds the events.jsonl mutex wait (2 s).
+	eventsLockWait time.Duration
+}
+
+const (
+	recoveryPoll     = 20 * time.Millisecond
+	recoveryMaxWait  = 5 * time.Second
+	acquireAttempts  = 5
+	staleMutexSteal  = 120 * time.Second
+	dirMutexPoll     = 100 * time.Millisecond
+	eventsLockBudget = 2 * time.Second
+)
+
+// New returns a Claims handle.
+func New(o Options) *Claims {
+	c := &Claims{
+		root:           o.Root,
+		eventsDir:      o.EventsDir,
+		getenv:         o.Getenv,
+		log:            o.Logger,
+		now:            time.Now,
+		hostname:       systemHostname,
+		machineID:      machineIDOnce,
+		createTime:     processCreateTimeMs,
+		selfPID:        os.Getpid,
+		mutexPoll:      recoveryPoll,
+		mutexWait:      recoveryMaxWait,
+		eventsLockWait: eventsLockBudget,
+	}
+	if c.getenv == nil {
+		c.getenv = os.Getenv
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+func (c *Claims) nowMs() int64 { return c.now().UnixMilli() }
+
+// Path returns the claim file of key: <root>/.fno/claims/<enc>.lock.
+func (c *Claims) Path(key string) (string, error) {
+	root, err := rootFor(key, c.root, c.getenv)
+	if err != nil {
+		return "", err
+	}
+	return claimFile(root, key), nil
+}
+
+// Dir returns the claims directory for key (or, with an explicit root or
+// an empty key, of the root / the global root).
+func (c *Claims) Dir(key string) (string, error) {
+	if key == "" {
+		root := c.root
+		if root == "" {
+			root = globalRoot(c.getenv)
+		}
+		if root == "" {
+			return "", ErrNoRoot
+		}
+		return claimsDir(root), nil
+	}
+	root, err := rootFor(key, c.root, c.getenv)
+	if err != nil {
+		return "", err
+	}
+	return claimsDir(root), nil
+}
+
+// EventsPath is the audit log path: $FNO_EVENTS_PATH if set and non-empty,
+// else <EventsDir or cwd>/.fno/events.jsonl.
+func (c *Claims) EventsPath() string {
+	if p := c.getenv("FNO_EVENTS_PATH"); p != "" {
+		return p
+	}
+	dir := c.eventsDir
+	if dir == "" {
+		dir = "."
+	}
+	return filepath.Join(dir, ".fno", "events.jsonl")
+}

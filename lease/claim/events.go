@@ -1,0 +1,103 @@
+package claim
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Event types written to the audit log.
+const (
+	EventAcquired            = "claim_acquired"
+	EventIdempotentReacquire = "claim_idempotent_reacquired"
+	EventStaleReclaimed      = "claim_stale_reclaimed"
+	EventReleased            = "claim_released"
+)
+
+// commonEventData mirrors events._common: key, holder, pid, host,
+// acquired_at, expires_at (null for PID-liveness claims, where the file
+// omits the key).
+func commonEventData(rec *Record) Metadata {
+	var exp any
+	if rec.ExpiresAt != nil {
+		exp = big.NewInt(*rec.ExpiresAt)
+	}
+	return Metadata{
+		{"key", rec.Key},
+		{"holder", rec.Holder},
+		{"pid", big.NewInt(int64(rec.PID))},
+		{"host", rec.Host},
+		{"acquired_at", big.NewInt(rec.AcquiredAt)},
+		{"expires_at", exp},
+	}
+}
+
+func acquiredEventData(rec *Record) Metadata {
+	d := commonEventData(rec)
+	if rec.Reason != nil {
+		d = append(d, Field{"reason", *rec.Reason})
+	}
+	return d
+}
+
+// eventLine renders the envelope {"ts","type","source":"fno-loop","data"}
+// as one compact JSON line.
+func eventLine(ts time.Time, typ string, data Metadata) ([]byte, error) {
+	env := Metadata{
+		{"ts", ts.UTC().Format("2006-01-02T15:04:05Z")},
+		{"type", typ},
+		{"source", "fno-loop"},
+		{"data", data},
+	}
+	b, err := env.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// emit appends one audit event, best effort: a failure is logged, never
+// returned (the claim file is authoritative; the log is observability).
+func (c *Claims) emit(ctx context.Context, typ string, data Metadata) {
+	path := c.EventsPath()
+	line, err := eventLine(c.now(), typ, data)
+	if err == nil {
+		err = c.appendEventLine(ctx, path, line, c.eventsLockWait)
+	}
+	if err != nil {
+		c.log.Warn("claims: failed to emit audit event", "type", typ, "path", path, "err", err)
+	}
+}
+
+// appendEventLine appends line to path under the events.jsonl.lock.d
+// mutex (stealing a corpse), within lockTimeout.
+func (c *Claims) appendEventLine(ctx context.Context, path string, line []byte, lockTimeout time.Duration) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	lockDir := path + ".lock.d"
+	if filepath.Base(path) == "" {
+		lockDir = filepath.Join(filepath.Dir(path), "events.jsonl.lock.d")
+	}
+	tok, ok := c.acquireDirMutex(ctx, lockDir, lockTimeout, true)
+	if !ok {
+		return fmt.Errorf("events.jsonl lock timeout: %s", lockDir)
+	}
+	defer c.releaseDirMutex(lockDir, tok)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if !bytes.HasSuffix(line, []byte("\n")) {
+		line = append(line, '\n')
+	}
+	_, werr := f.Write(line)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	return werr
+}

@@ -1,0 +1,176 @@
+package claim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/leasewrap/leasewrap/lease"
+)
+
+// LockerConfig configures a claim lease.Locker.
+type LockerConfig struct {
+	Key    string
+	Holder string
+	// Root is the explicit claims root; "" applies the routing rule
+	// (node:/dispatch:/reconcile:/session: keys to $FNO_CLAIMS_ROOT, else
+	// $HOME; other keys need a root).
+	Root string
+	// TTL is the claim's time to live (1m..24h, whole milliseconds); 0
+	// makes a PID-liveness claim without expires_at.
+	TTL      time.Duration
+	Reason   string
+	Metadata map[string]any
+	// EventsDir is where .fno/events.jsonl goes ("" = current directory;
+	// $FNO_EVENTS_PATH wins).
+	EventsDir string
+	// Getenv reads the environment; nil is os.Getenv.
+	Getenv func(string) string
+	Logger *slog.Logger
+}
+
+// Locker is the claim kind of lease.Locker. It is anchored: Acquire
+// records the pid it is given (the wrapped child), so the claim's liveness
+// follows the process that does the work.
+type Locker struct {
+	cfg    LockerConfig
+	meta   Metadata
+	claims *Claims
+}
+
+var _ lease.Locker = (*Locker)(nil)
+
+// NewLocker validates cfg (key, holder, TTL bounds, metadata) and returns
+// a Locker. The claims root must resolve now.
+func NewLocker(cfg LockerConfig) (*Locker, error) {
+	if err := ValidateKey(cfg.Key); err != nil {
+		return nil, err
+	}
+	if err := ValidateHolder(cfg.Holder); err != nil {
+		return nil, err
+	}
+	if cfg.TTL < 0 {
+		return nil, fmt.Errorf("%w: ttl %v is negative", ErrInvalid, cfg.TTL)
+	}
+	if cfg.TTL != 0 {
+		if cfg.TTL%time.Millisecond != 0 {
+			return nil, fmt.Errorf("%w: ttl %v is not a whole number of milliseconds", ErrInvalid, cfg.TTL)
+		}
+		if err := ValidateTTL(cfg.TTL.Milliseconds()); err != nil {
+			return nil, fmt.Errorf("%w (ttl must be between 1m and 24h, or 0 for PID liveness)", err)
+		}
+	}
+	var meta Metadata
+	if len(cfg.Metadata) > 0 {
+		m, err := MetadataFromMap(cfg.Metadata)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := dumpYAML(m); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+		meta = m
+	}
+	c := New(Options{Root: cfg.Root, EventsDir: cfg.EventsDir, Getenv: cfg.Getenv, Logger: cfg.Logger})
+	if _, err := c.Path(cfg.Key); err != nil {
+		return nil, err
+	}
+	return &Locker{cfg: cfg, meta: meta, claims: c}, nil
+}
+
+// Kind is "claim".
+func (l *Locker) Kind() string { return "claim" }
+
+// Key is the claim key.
+func (l *Locker) Key() string { return l.cfg.Key }
+
+// Holder is the holder identity.
+func (l *Locker) Holder() string { return l.cfg.Holder }
+
+// Anchored is true: the claim records the child's pid.
+func (l *Locker) Anchored() bool { return true }
+
+// Acquire takes the claim for pid. Held by a live or suspect other holder
+// is a *lease.HeldError; a corrupted record is an error matching
+// lease.ErrRefused that names the file.
+func (l *Locker) Acquire(ctx context.Context, pid int) (lease.Lease, error) {
+	if pid <= 0 {
+		return nil, fmt.Errorf("claim %q: acquire needs the anchor pid, have %d", l.cfg.Key, pid)
+	}
+	acq, err := l.claims.Acquire(ctx, l.cfg.Key, l.cfg.Holder, AcquireOptions{
+		PID:      pid,
+		TTLMs:    l.cfg.TTL.Milliseconds(),
+		Reason:   l.cfg.Reason,
+		Metadata: l.meta,
+	})
+	var held *HeldByOtherError
+	if errors.As(err, &held) {
+		return nil, &lease.HeldError{Kind: "claim", Key: l.cfg.Key, Holder: held.Holder, PID: held.PID, Host: held.Host,
+			Detail: fmt.Sprintf("claim is %s", held.State)}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("acquire claim %q: %w", l.cfg.Key, err)
+	}
+	return &claimLease{l: l, pid: acq.Record.PID, path: acq.Path}, nil
+}
+
+// WatchPaths is the claims directory, created if needed so it can be
+// watched.
+func (l *Locker) WatchPaths() []string {
+	dir, err := l.claims.Dir(l.cfg.Key)
+	if err != nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil
+	}
+	return []string{dir}
+}
+
+type claimLease struct {
+	l    *Locker
+	pid  int
+	path string
+}
+
+func (c *claimLease) File() *os.File     { return nil }
+func (c *claimLease) Env() []string      { return nil }
+func (c *claimLease) TTL() time.Duration { return c.l.cfg.TTL }
+
+// Renew extends a TTL claim by TTL from now; for a PID-liveness claim it
+// checks the record is still ours (same holder and pid). Not ours any
+// more (other holder, missing, expired, corrupted) matches lease.ErrLost;
+// I/O failures and a busy recovery mutex are transient.
+func (c *claimLease) Renew(ctx context.Context) error {
+	key, holder := c.l.cfg.Key, c.l.cfg.Holder
+	if c.l.cfg.TTL == 0 {
+		rec, err := readClaimFile(c.path)
+		switch {
+		case errors.Is(err, errGoneAway):
+			return fmt.Errorf("claim %q: %s was removed: %w", key, c.path, lease.ErrLost)
+		case err != nil:
+			return fmt.Errorf("claim %q: %v: %w", key, err, lease.ErrLost)
+		case rec.Holder != holder || rec.PID != c.pid:
+			return fmt.Errorf("claim %q is now %s's (pid %d): %w", key, rec.Holder, rec.PID, lease.ErrLost)
+		}
+		return nil
+	}
+	res, err := c.l.claims.Renew(ctx, key, holder, c.l.cfg.TTL.Milliseconds())
+	switch {
+	case err != nil:
+		return fmt.Errorf("renew claim %q: %w", key, err)
+	case res == Renewed:
+		return nil
+	case res == NotRenewedBusy:
+		return fmt.Errorf("renew claim %q: recovery mutex busy, will retry", key)
+	}
+	return fmt.Errorf("renew claim %q: not renewed (%s): %w", key, res, lease.ErrLost)
+}
+
+// Finish releases the claim (holder-checked, non-strict).
+func (c *claimLease) Finish(ctx context.Context, _ lease.Result) error {
+	return c.l.claims.Release(ctx, c.l.cfg.Key, c.l.cfg.Holder)
+}

@@ -1,0 +1,82 @@
+package claim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/big"
+	"os"
+)
+
+func lstat(path string) (fs.FileInfo, error) { return os.Lstat(path) }
+
+// recoverStale recovers a stale claim under the <lockfile>.recovery.d
+// mutex. retry reports that the caller should start acquire over: another
+// worker holds (or held) the mutex, or a third one won the create race.
+// A young mutex is never touched: the waiter polls for it to go (bounded)
+// and retries; only a corpse older than 120 s is stolen, by rename.
+func (c *Claims) recoverStale(ctx context.Context, path, key, holder string, o AcquireOptions) (*Acquisition, bool, error) {
+	mutex := recoveryMutex(path)
+	err := os.Mkdir(mutex, 0o755)
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		if !c.stealIfStale(mutex) {
+			c.waitForRelease(ctx, mutex, c.mutexWait)
+		}
+		return nil, true, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, true, nil // the claims dir vanished; create recreates it
+	case err != nil:
+		return nil, false, fmt.Errorf("take recovery mutex %s: %w", mutex, err)
+	}
+	tok := c.stampOwner(mutex)
+	defer c.releaseDirMutex(mutex, tok)
+	return c.recoverStaleLocked(ctx, path, key, holder, o)
+}
+
+// recoverStaleLocked re-reads and re-classifies under the mutex, then
+// archives and exclusively creates.
+func (c *Claims) recoverStaleLocked(ctx context.Context, path, key, holder string, o AcquireOptions) (*Acquisition, bool, error) {
+	rec := c.makeClaim(key, holder, o)
+	payload, err := marshalRecord(rec)
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	existing, err := readClaimFile(path)
+	if errors.Is(err, errGoneAway) {
+		switch err := atomicCreateExclusive(path, payload); {
+		case err == nil:
+			c.emit(ctx, EventAcquired, acquiredEventData(rec))
+			return &Acquisition{Record: rec, Path: path, Event: EventAcquired}, false, nil
+		case errors.Is(err, errAlreadyHeld):
+			return nil, true, nil
+		default:
+			return nil, false, fmt.Errorf("create claim %s: %w", path, err)
+		}
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if existing.Holder == holder {
+		acq, err := c.idempotentReacquire(ctx, path, key, holder, o, existing)
+		return acq, false, err
+	}
+	if st := c.Classify(existing, c.nowMs()); st == Live || st == Suspect {
+		return nil, false, &HeldByOtherError{Key: key, Holder: existing.Holder, PID: existing.PID, Host: existing.Host, State: st}
+	}
+	if err := archiveClaim(path, c.nowMs()); err != nil {
+		return nil, false, fmt.Errorf("failed to archive stale claim %s: %w", path, err)
+	}
+	switch err := atomicCreateExclusive(path, payload); {
+	case err == nil:
+		data := commonEventData(rec)
+		data = append(data, Field{"previous_holder", existing.Holder}, Field{"previous_pid", big.NewInt(int64(existing.PID))})
+		c.emit(ctx, EventStaleReclaimed, data)
+		return &Acquisition{Record: rec, Path: path, Event: EventStaleReclaimed}, false, nil
+	case errors.Is(err, errAlreadyHeld):
+		return nil, true, nil
+	default:
+		return nil, false, fmt.Errorf("create claim %s: %w", path, err)
+	}
+}

@@ -1,0 +1,75 @@
+package claim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/big"
+	"os"
+)
+
+// Release removes holder's claim on key (core.release_claim, non-strict):
+// a missing file, another holder's claim and a corrupted file are all
+// silent success; a corrupted file is left in place for a person.
+func (c *Claims) Release(ctx context.Context, key, holder string) error {
+	if key == "" || holder == "" {
+		return fmt.Errorf("%w: key and holder must be non-empty", ErrInvalid)
+	}
+	path, err := c.Path(key)
+	if err != nil {
+		return err
+	}
+	existing, err := readClaimFile(path)
+	if err != nil {
+		return nil // gone away or corrupted
+	}
+	if existing.Holder != holder {
+		return nil
+	}
+	held := max(c.nowMs()-existing.AcquiredAt, 0)
+	if err := os.Remove(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("release %s: %w", path, err)
+	}
+	data := commonEventData(existing)
+	data = append(data, Field{"duration_held_ms", big.NewInt(held)})
+	c.emit(ctx, EventReleased, data)
+	return nil
+}
+
+// Status is one key's state.
+type Status struct {
+	Key   string
+	Path  string
+	State State
+	// Record is set for Live, Suspect and Stale.
+	Record *Record
+	// Err says why a Corrupted file was refused (a *CorruptedError), or why
+	// no path could be resolved (the state is then Free).
+	Err error
+}
+
+// Status inspects key (core.claim_status). It never fails: a missing file
+// (or one that vanishes mid-read) is Free, an untrusted one Corrupted, and
+// an unresolvable root reads as Free with Err set.
+func (c *Claims) Status(key string) Status {
+	path, err := c.Path(key)
+	if err != nil {
+		return Status{Key: key, State: Free, Err: err}
+	}
+	return c.statusAt(key, path)
+}
+
+func (c *Claims) statusAt(key, path string) Status {
+	rec, err := readClaimFile(path)
+	switch {
+	case errors.Is(err, errGoneAway):
+		return Status{Key: key, Path: path, State: Free}
+	case err != nil:
+		return Status{Key: key, Path: path, State: Corrupted, Err: err}
+	}
+	return Status{Key: key, Path: path, State: c.Classify(rec, c.nowMs()), Record: rec}
+}
