@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/leasewrap/leasewrap/lease/reserve"
+)
+
+// reserveReleaseCmd removes a key's reservation, only if it names --run-id
+// (legacy records included). It is how a person resolves a reservation
+// leasewrap refuses to decide on (legacy, unverifiable creator) once sure
+// no process still works on that run. It checks neither liveness nor
+// publication: releasing a published run's key makes the next run execute
+// again.
+type reserveReleaseCmd struct {
+	reserveKeyFlags
+	RunID string `name:"run-id" required:"" help:"Release only if the record names this run id."`
+}
+
+func (c *reserveReleaseCmd) Validate() error {
+	if err := reserve.ValidateRunID(c.RunID); err != nil {
+		return fmt.Errorf("--run-id: %w", err)
+	}
+	return nil
+}
+
+type reserveReleaseOutput struct {
+	Outcome      string  `json:"outcome"` // released, not_owner, absent
+	Key          string  `json:"key"`
+	KeyHash      string  `json:"key_hash"`
+	RunID        string  `json:"run_id"`
+	CurrentRunID *string `json:"current_run_id"` // the run the record names (not_owner, released), else null
+	Path         string  `json:"path"`
+}
+
+func (c *reserveReleaseCmd) Run(ctx context.Context, streams ioStreams) error {
+	s, err := c.store()
+	if err != nil {
+		return err
+	}
+	k := c.key()
+	outcome, cur, err := s.Release(ctx, k, c.RunID)
+	if err != nil {
+		return &exitError{Code: adminError, Err: err}
+	}
+	out := reserveReleaseOutput{Outcome: outcome.String(), Key: c.Key, KeyHash: k.Hash(), RunID: c.RunID, Path: s.RecordPath(k)}
+	if cur != nil {
+		out.CurrentRunID = &cur.RunID
+	}
+	if err := writeJSON(streams.Out, out); err != nil {
+		return err
+	}
+	if outcome != reserve.Released {
+		return &exitError{Code: adminHeld}
+	}
+	return nil
+}
