@@ -126,18 +126,16 @@ func writeJSONString(b *bytes.Buffer, s string) {
 	b.WriteByte('"')
 }
 
-// serdeDepthLimit is serde_json's recursion limit: 128 levels counted down,
-// failing when the count reaches zero, so at most 127 nested containers.
-const serdeDepthLimit = 127
-
 // DecodeOwner decodes an owner record at least as strictly as the seed's
 // serde_json::from_slice: the whole input must be one JSON value (an object,
 // or the 13-element array serde also accepts for a struct); field names are
 // exact (case-sensitive); a known field may appear once; non-optional fields
 // must be present and not null; numbers must be non-negative integers in
 // range; strings must be valid UTF-8 without lone surrogate escapes; unknown
-// fields are ignored. The session_id must be a canonical lowercase UUID
-// (stricter than the seed, which fails closed).
+// fields are ignored (serde skips them at any nesting depth; Go's decoder
+// stops at 10000 levels, which only makes such a record undecodable). The
+// session_id must be a canonical lowercase UUID (stricter than the seed,
+// which fails closed).
 func DecodeOwner(data []byte) (*Owner, error) {
 	o, err := decodeOwner(data)
 	if err != nil {
@@ -152,9 +150,6 @@ func decodeOwner(data []byte) (*Owner, error) {
 	}
 	if !json.Valid(data) {
 		return nil, errors.New("not a single well-formed JSON value")
-	}
-	if d := jsonDepth(data); d > serdeDepthLimit {
-		return nil, fmt.Errorf("nesting depth %d exceeds the recursion limit", d)
 	}
 	if hasLoneSurrogate(data) {
 		return nil, errors.New("lone surrogate in a \\u escape")
@@ -324,35 +319,6 @@ func (d *fieldDecoder) optStr(name string) *string {
 		return nil
 	}
 	return &s
-}
-
-// jsonDepth is the deepest container nesting of a well-formed document.
-func jsonDepth(data []byte) int {
-	depth, deepest, inString := 0, 0, false
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '{', '[':
-			depth++
-			if depth > deepest {
-				deepest = depth
-			}
-		case '}', ']':
-			depth--
-		}
-	}
-	return deepest
 }
 
 // hasLoneSurrogate reports a \uD800-\uDFFF escape not forming a valid
