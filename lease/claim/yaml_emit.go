@@ -34,6 +34,12 @@ type emitter struct {
 // schema_version, key, holder, acquired_at, pid, host, machine_id?,
 // expires_at?, reason?, harness?, metadata?.
 func marshalRecord(rec *Record) ([]byte, error) {
+	return dumpYAML(recordFields(rec))
+}
+
+// recordFields is the record as the ordered mapping the Python writer
+// dumps.
+func recordFields(rec *Record) Metadata {
 	m := Metadata{
 		{"schema_version", big.NewInt(int64(rec.SchemaVersion))},
 		{"key", rec.Key},
@@ -57,7 +63,7 @@ func marshalRecord(rec *Record) ([]byte, error) {
 	if len(rec.Metadata) > 0 {
 		m = append(m, Field{"metadata", rec.Metadata})
 	}
-	return dumpYAML(m)
+	return m
 }
 
 // dumpYAML renders a root mapping like yaml.safe_dump(sort_keys=False).

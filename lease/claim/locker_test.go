@@ -1,0 +1,202 @@
+package claim
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasewrap/leasewrap/lease"
+)
+
+func newTextLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
+
+func newTestLocker(t *testing.T, cfg LockerConfig) *Locker {
+	t.Helper()
+	if cfg.Root == "" {
+		cfg.Root = t.TempDir()
+	}
+	if cfg.EventsDir == "" {
+		cfg.EventsDir = cfg.Root
+	}
+	if cfg.Getenv == nil {
+		cfg.Getenv = testEnv(nil)
+	}
+	l, err := NewLocker(cfg)
+	if err != nil {
+		t.Fatalf("NewLocker: %v", err)
+	}
+	return l
+}
+
+// sleeper is a live process to anchor claims to.
+func sleeper(t *testing.T) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd
+}
+
+func TestNewLockerValidates(t *testing.T) {
+	root := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		cfg  LockerConfig
+		want string
+	}{
+		{"empty key", LockerConfig{Holder: "h", Root: root}, "key must be non-empty"},
+		{"empty holder", LockerConfig{Key: "k", Root: root}, "holder must be non-empty"},
+		{"ttl too short", LockerConfig{Key: "k", Holder: "h", Root: root, TTL: 59 * time.Second}, "out of range"},
+		{"ttl too long", LockerConfig{Key: "k", Holder: "h", Root: root, TTL: 25 * time.Hour}, "out of range"},
+		{"ttl sub-millisecond", LockerConfig{Key: "k", Holder: "h", Root: root, TTL: time.Minute + time.Microsecond}, "whole number of milliseconds"},
+		{"no root for key", LockerConfig{Key: "walker:x", Holder: "h", Getenv: testEnv(nil)}, "no claims root"},
+		{"bad metadata", LockerConfig{Key: "k", Holder: "h", Root: root, Metadata: map[string]any{"c": make(chan int)}}, "not JSON-like"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewLocker(tc.cfg)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("want error containing %q, have %v", tc.want, err)
+			}
+		})
+	}
+}
+
+func TestLockerAcquireRecordsAnchorPIDAndReleases(t *testing.T) {
+	child := sleeper(t)
+	l := newTestLocker(t, LockerConfig{Key: "session:lk", Holder: "wrap:a", Reason: "test", Metadata: map[string]any{"b": 1, "a": "x"}})
+	if l.Kind() != "claim" || !l.Anchored() || l.Key() != "session:lk" || l.Holder() != "wrap:a" {
+		t.Fatalf("identity: have %s %v %s %s", l.Kind(), l.Anchored(), l.Key(), l.Holder())
+	}
+	ls, err := l.Acquire(t.Context(), child.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ls.File() != nil || ls.Env() != nil || ls.TTL() != 0 {
+		t.Errorf("want no file, no env, TTL 0; have %v %v %v", ls.File(), ls.Env(), ls.TTL())
+	}
+	st := l.claims.Status("session:lk")
+	if st.State != Live || st.Record.PID != child.Process.Pid {
+		t.Fatalf("want live claim of pid %d, have %+v", child.Process.Pid, st)
+	}
+	if js, _ := st.Record.Metadata.MarshalJSON(); string(js) != `{"a":"x","b":1}` {
+		t.Errorf("want sorted metadata, have %s", js)
+	}
+	if err := ls.Renew(t.Context()); err != nil {
+		t.Errorf("PID claim still ours: want nil, have %v", err)
+	}
+	if err := ls.Finish(context.Background(), lease.Result{}); err != nil {
+		t.Fatal(err)
+	}
+	if st := l.claims.Status("session:lk"); st.State != Free {
+		t.Errorf("want free after Finish, have %s", st.State)
+	}
+	if err := ls.Renew(t.Context()); !errors.Is(err, lease.ErrLost) {
+		t.Errorf("after release: want ErrLost, have %v", err)
+	}
+}
+
+func TestLockerHeldAndRefused(t *testing.T) {
+	child := sleeper(t)
+	root := t.TempDir()
+	owner := newTestLocker(t, LockerConfig{Key: "session:h", Holder: "owner", Root: root})
+	if _, err := owner.Acquire(t.Context(), child.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	other := newTestLocker(t, LockerConfig{Key: "session:h", Holder: "other", Root: root})
+	_, err := other.Acquire(t.Context(), os.Getpid())
+	var held *lease.HeldError
+	if !errors.As(err, &held) || held.Holder != "owner" || held.PID != child.Process.Pid || held.Kind != "claim" {
+		t.Fatalf("want *lease.HeldError naming owner pid %d, have %v", child.Process.Pid, err)
+	}
+	path := claimFile(root, "session:c")
+	os.MkdirAll(claimsDir(root), 0o755)
+	os.WriteFile(path, []byte("schema_version: 9\nkey: k\nholder: h\nacquired_at: 1\npid: 1\nhost: x\n"), 0o644)
+	bad := newTestLocker(t, LockerConfig{Key: "session:c", Holder: "h", Root: root})
+	_, err = bad.Acquire(t.Context(), os.Getpid())
+	if !errors.Is(err, lease.ErrRefused) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "move it aside") {
+		t.Errorf("want ErrRefused naming %s and the fix, have %v", path, err)
+	}
+}
+
+func TestLockerRenewTTLAndLoss(t *testing.T) {
+	child := sleeper(t)
+	l := newTestLocker(t, LockerConfig{Key: "node:ttl", Holder: "me", TTL: time.Minute})
+	ls, err := l.Acquire(t.Context(), child.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ls.TTL() != time.Minute {
+		t.Errorf("want TTL 1m, have %v", ls.TTL())
+	}
+	if err := ls.Renew(t.Context()); err != nil {
+		t.Fatalf("want renewed, have %v", err)
+	}
+	// A busy recovery mutex is transient, not a loss.
+	path, _ := l.claims.Path("node:ttl")
+	os.Mkdir(recoveryMutex(path), 0o755)
+	if err := ls.Renew(t.Context()); err == nil || errors.Is(err, lease.ErrLost) {
+		t.Errorf("busy mutex: want a transient error, have %v", err)
+	}
+	os.Remove(recoveryMutex(path))
+	// Taken over by another holder: lost.
+	rec := readClaimMust(t, path)
+	rec.Holder = "thief"
+	writeRecord(t, path, rec)
+	if err := ls.Renew(t.Context()); !errors.Is(err, lease.ErrLost) {
+		t.Errorf("other holder: want ErrLost, have %v", err)
+	}
+	// Finish must not remove the thief's claim.
+	ls.Finish(context.Background(), lease.Result{})
+	if got := readClaimMust(t, path); got.Holder != "thief" {
+		t.Errorf("Finish touched another holder's claim: %s", got.Holder)
+	}
+}
+
+func TestLockerPIDClaimLostWhenReanchoredOrCorrupted(t *testing.T) {
+	child := sleeper(t)
+	l := newTestLocker(t, LockerConfig{Key: "session:p", Holder: "me"})
+	ls, err := l.Acquire(t.Context(), child.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, _ := l.claims.Path("session:p")
+	rec := readClaimMust(t, path)
+	rec.PID = os.Getpid() // same holder, another process
+	writeRecord(t, path, rec)
+	if err := ls.Renew(t.Context()); !errors.Is(err, lease.ErrLost) {
+		t.Errorf("other pid: want ErrLost, have %v", err)
+	}
+	os.WriteFile(path, []byte("[not, a, mapping]"), 0o644)
+	if err := ls.Renew(t.Context()); !errors.Is(err, lease.ErrLost) {
+		t.Errorf("corrupted: want ErrLost, have %v", err)
+	}
+}
+
+func TestLockerWatchPathsCreatesClaimsDir(t *testing.T) {
+	root := t.TempDir()
+	l := newTestLocker(t, LockerConfig{Key: "session:w", Holder: "h", Root: root})
+	paths := l.WatchPaths()
+	if len(paths) != 1 || paths[0] != claimsDir(root) {
+		t.Fatalf("want [%s], have %v", claimsDir(root), paths)
+	}
+	if fi, err := os.Stat(paths[0]); err != nil || !fi.IsDir() {
+		t.Errorf("want the directory created, have %v", err)
+	}
+}
+
+func readClaimMust(t *testing.T, path string) *Record {
+	t.Helper()
+	rec, err := readClaimFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
