@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,7 +31,7 @@ func ParseRecord(raw []byte) (*Record, error) {
 	if !strings.HasPrefix(strings.TrimLeftFunc(s, unicode.IsSpace), "{") {
 		return &Record{SchemaVersion: 0, RunID: strings.TrimSpace(s), StaleRunIDs: []string{}}, nil
 	}
-	fields, err := decodeObject(raw)
+	fields, err := decodeObject(raw, "schema_version", "run_id", "creator", "stale_run_ids")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
@@ -71,7 +72,7 @@ func ParseRecord(raw []byte) (*Record, error) {
 }
 
 func parseCreator(raw []byte) (*Creator, error) {
-	fields, err := decodeObject(raw)
+	fields, err := decodeObject(raw, "pid", "pid_start_secs", "started_at", "materializer_lease_path")
 	if err != nil {
 		return nil, err
 	}
@@ -116,10 +117,10 @@ func parseCreator(raw []byte) (*Creator, error) {
 }
 
 // decodeObject splits one JSON object into its fields in order. A
-// duplicate name is an error (serde rejects duplicate struct fields;
-// leasewrap rejects every duplicate, which only matters for fields serde
-// would ignore). Trailing content after the object is an error.
-func decodeObject(raw []byte) ([]Field, error) {
+// duplicate of a known field is an error, as serde reports for struct
+// fields; duplicates of other (ignored) fields are kept. Trailing content
+// after the object is an error.
+func decodeObject(raw []byte, known ...string) ([]Field, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	tok, err := dec.Token()
@@ -137,7 +138,7 @@ func decodeObject(raw []byte) ([]Field, error) {
 			return nil, err
 		}
 		name := tok.(string) // object keys are always strings
-		if seen[name] {
+		if seen[name] && slices.Contains(known, name) {
 			return nil, fmt.Errorf("duplicate field %q", name)
 		}
 		seen[name] = true
@@ -168,11 +169,48 @@ func parseString(raw string) (string, error) {
 	if !strings.HasPrefix(raw, `"`) {
 		return "", fmt.Errorf("want a string, have %s", raw)
 	}
+	if err := checkSurrogates(raw); err != nil {
+		return "", err
+	}
 	var s string
 	if err := json.Unmarshal([]byte(raw), &s); err != nil {
 		return "", err
 	}
 	return s, nil
+}
+
+// checkSurrogates rejects a \uXXXX escape of a lone UTF-16 surrogate, as
+// serde_json does (encoding/json would silently turn it into U+FFFD).
+func checkSurrogates(raw string) error {
+	for i := 0; i+6 <= len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		if raw[i+1] != 'u' {
+			i++ // skip the escaped character
+			continue
+		}
+		v, err := strconv.ParseUint(raw[i+2:i+6], 16, 16)
+		if err != nil {
+			return fmt.Errorf("bad escape %q", raw[i:i+6])
+		}
+		switch {
+		case v >= 0xd800 && v < 0xdc00:
+			if i+12 > len(raw) || raw[i+6] != '\\' || raw[i+7] != 'u' {
+				return errors.New("lone leading surrogate in hex escape")
+			}
+			w, err := strconv.ParseUint(raw[i+8:i+12], 16, 16)
+			if err != nil || w < 0xdc00 || w > 0xdfff {
+				return errors.New("lone leading surrogate in hex escape")
+			}
+			i += 11
+		case v >= 0xdc00 && v <= 0xdfff:
+			return errors.New("lone trailing surrogate in hex escape")
+		default:
+			i += 5
+		}
+	}
+	return nil
 }
 
 func parseStrings(raw string) ([]string, error) {
@@ -194,19 +232,30 @@ func parseStrings(raw string) ([]string, error) {
 	return out, nil
 }
 
-// parseTime accepts RFC 3339 as chrono does, including a lowercase "t"/"z"
-// or a space between date and time.
+// parseTime accepts RFC 3339 the way chrono's DateTime parser does for
+// the forms writers use: "T" or a space between date and time, "Z" or a
+// numeric offset with or without a colon. chrono's rarer leniencies
+// (spaces inside, leap second 60) are refused, never rewritten.
 func parseTime(s string) (time.Time, error) {
 	b := []byte(s)
-	if len(b) > 10 && (b[10] == 't' || b[10] == ' ') {
+	if len(b) > 10 && b[10] == ' ' {
 		b[10] = 'T'
 	}
-	if n := len(b); n > 0 && b[n-1] == 'z' {
-		b[n-1] = 'Z'
+	if n := len(b); n > 5 && (b[n-5] == '+' || b[n-5] == '-') && isDigits(b[n-4:]) {
+		b = append(b[:n-2:n-2], ':', b[n-2], b[n-1])
 	}
 	t, err := time.Parse(time.RFC3339Nano, string(b))
 	if err != nil {
 		return time.Time{}, fmt.Errorf("want an RFC 3339 time, have %q", s)
 	}
 	return t.UTC(), nil
+}
+
+func isDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }

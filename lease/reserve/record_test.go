@@ -101,9 +101,18 @@ func TestParseRecord(t *testing.T) {
 			}
 			return ""
 		}},
-		{name: "creator optional fields missing", in: `{"schema_version":1,"run_id":"r","creator":{"pid":1,"started_at":"2026-01-02t03:04:05z"}}`, check: func(r *Record) string {
+		{name: "creator optional fields missing", in: `{"schema_version":1,"run_id":"r","creator":{"pid":1,"started_at":"2026-01-02 03:04:05+0100"}}`, check: func(r *Record) string {
 			if r.Creator.PIDStartSecs != nil || r.Creator.HasLeasePath() {
 				return "creator defaults"
+			}
+			return ""
+		}},
+		{name: "duplicate unknown fields are ignored", in: `{"schema_version":1,"run_id":"r","u":1,"u":2}`, check: func(r *Record) string { return "" }},
+		{name: "lowercase t", in: `{"schema_version":1,"run_id":"r","creator":{"pid":1,"started_at":"2026-01-02t03:04:05Z"}}`, wantErr: ErrCorrupt},
+		{name: "lone surrogate", in: `{"schema_version":1,"run_id":"\ud800"}`, wantErr: ErrCorrupt},
+		{name: "surrogate pair", in: `{"schema_version":1,"run_id":"\ud83d\ude00"}`, check: func(r *Record) string {
+			if r.RunID != "\U0001F600" {
+				return "pair"
 			}
 			return ""
 		}},
