@@ -343,3 +343,28 @@ func TestNewLockerValidates(t *testing.T) {
 		t.Fatalf("want the configured run id, have %s", rl.RunID())
 	}
 }
+
+// Many leasewrap processes acquiring one fresh key: exactly one runs, the
+// others see it held (never refused, never a second run).
+func TestLockerAcquireIsExclusiveAcrossProcesses(t *testing.T) {
+	home := t.TempDir()
+	const n = 8
+	helpers := make([]*helper, n)
+	for i := range n {
+		helpers[i] = startHelper(t, "hold", "RESERVE_HOME="+home, "RESERVE_KEY=job")
+	}
+	held := 0
+	for i, h := range helpers {
+		line := h.line(t)
+		switch {
+		case strings.HasPrefix(line, "held "):
+			held++
+		case strings.HasPrefix(line, "error ") && strings.Contains(line, "is held by"):
+		default:
+			t.Fatalf("helper %d: want held or a held error, have %q", i, line)
+		}
+	}
+	if held != 1 {
+		t.Fatalf("want exactly one holder, have %d", held)
+	}
+}
