@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/leasewrap/leasewrap/lease/session"
+)
+
+// sessionOwnersCmd lists every owner record of a session with its liveness.
+// It is read-only: it takes no lock, prunes nothing and creates nothing
+// (the liveness probe try-locks a record and releases it at once). A record
+// that cannot be read or decoded is listed with its error, never touched.
+type sessionOwnersCmd struct {
+	SID  string `arg:"" name:"sid" help:"Session id: a lowercase hyphenated UUID."`
+	Root string `help:"Session root directory (the one holding locks/ and leases/). Required unless LEASEWRAP_SESSION_ROOT is set." env:"LEASEWRAP_SESSION_ROOT" placeholder:"DIR"`
+	JSON bool   `name:"json" help:"Print a JSON array for scripts instead of a table."`
+
+	sid session.ID
+}
+
+// check validates the session id and that a root was given. It runs in Run,
+// not in kong's Validate hook, because the admin verbs' contract is exit 2
+// for bad input and realMain cannot map a Validate failure to 2 today (kong
+// returns a nil context with a parse error, so usageCode answers 64).
+func (c *sessionOwnersCmd) check() error {
+	sid, err := session.ParseID(c.SID)
+	if err != nil {
+		return err
+	}
+	c.sid = sid
+	if c.Root == "" {
+		return errors.New("no session root: give --root DIR or set LEASEWRAP_SESSION_ROOT (bcode's session root, holding locks/ and leases/)")
+	}
+	return nil
+}
+
+// sessionOwnerJSON is one element of `session owners --json`. Every key is
+// always present; unknown values are null.
+type sessionOwnerJSON struct {
+	Token              *string `json:"token"`
+	PID                *uint32 `json:"pid"`
+	Liveness           string  `json:"liveness"`
+	SchemaVersion      *uint32 `json:"schema_version"`
+	StorageWriterEpoch *uint32 `json:"storage_writer_epoch"`
+	DaemonInstanceID   *string `json:"daemon_instance_id"`
+	DaemonNamespace    *string `json:"daemon_namespace"`
+	BuildFingerprint   *string `json:"build_fingerprint"`
+	ProtocolVersion    *uint32 `json:"protocol_version"`
+	Endpoint           *string `json:"endpoint"`
+	ExecutablePath     *string `json:"executable_path"`
+	AcquiredAtMs       *uint64 `json:"acquired_at_ms"`
+	AcquiredAt         *string `json:"acquired_at"`
+	LastSeenMs         *uint64 `json:"last_seen_ms"`
+	Path               string  `json:"path"`
+	Error              *string `json:"error"`
+}
+
+func (c *sessionOwnersCmd) Run(streams ioStreams) error {
+	if err := c.check(); err != nil {
+		return &exitError{Code: adminError, Err: err}
+	}
+	recs, err := session.NewStore(c.Root).Inspect(c.sid)
+	if err != nil {
+		return &exitError{Code: adminError, Err: err}
+	}
+	out := make([]sessionOwnerJSON, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, ownerJSON(r))
+	}
+	if c.JSON {
+		return writeOwnersJSON(streams.Out, out)
+	}
+	return writeOwnersTable(streams.Out, c.sid, c.Root, out)
+}
+
+func ownerJSON(r session.Record) sessionOwnerJSON {
+	j := sessionOwnerJSON{Liveness: r.Liveness.String(), Path: r.Path}
+	if r.Err != nil {
+		msg := r.Err.Error()
+		j.Error = &msg
+		return j
+	}
+	o := r.Owner
+	at := time.UnixMilli(int64(o.AcquiredAtMs)).UTC().Format("2006-01-02T15:04:05.000Z07:00")
+	j.Token, j.PID, j.SchemaVersion = &o.LeaseToken, &o.PID, &o.SchemaVersion
+	j.StorageWriterEpoch, j.DaemonInstanceID = o.StorageWriterEpoch, o.DaemonInstanceID
+	j.DaemonNamespace, j.BuildFingerprint, j.ProtocolVersion = o.DaemonNamespace, o.BuildFingerprint, o.ProtocolVersion
+	j.Endpoint, j.ExecutablePath = o.Endpoint, o.ExecutablePath
+	j.AcquiredAtMs, j.AcquiredAt, j.LastSeenMs = &o.AcquiredAtMs, &at, &o.LastSeenMs
+	return j
+}
+
+func writeOwnersJSON(w io.Writer, v []sessionOwnerJSON) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return &exitError{Code: adminError, Err: err}
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func writeOwnersTable(w io.Writer, sid session.ID, root string, rows []sessionOwnerJSON) error {
+	if len(rows) == 0 {
+		_, err := fmt.Fprintf(w, "no owner records for session %s under %s\n", sid, root)
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOKEN\tPID\tLIVENESS\tSCHEMA\tEPOCH\tINSTANCE\tACQUIRED\tPATH")
+	for _, r := range rows {
+		if r.Error != nil {
+			fmt.Fprintf(tw, "-\t-\t%s\t-\t-\t-\t-\t%s\n", r.Liveness, r.Path)
+			fmt.Fprintf(tw, "  error: %s\n", *r.Error)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%s\n", *r.Token, *r.PID, r.Liveness, *r.SchemaVersion,
+			optU32(r.StorageWriterEpoch), optStr(r.DaemonInstanceID), *r.AcquiredAt, r.Path)
+	}
+	return tw.Flush()
+}
+
+func optU32(v *uint32) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatUint(uint64(*v), 10)
+}
+
+func optStr(v *string) string {
+	if v == nil {
+		return "-"
+	}
+	return *v
+}
