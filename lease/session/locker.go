@@ -192,6 +192,11 @@ func (l *ownerLease) Renew(ctx context.Context) error {
 		return fmt.Errorf("%w: owner record %s carries token %s, ours is %s", lease.ErrLost, path, o.LeaseToken, l.g.owner.LeaseToken)
 	}
 	same, err := sameFile(f, path)
+	if errors.Is(err, os.ErrClosed) {
+		// Someone closed our copy (the child holds the lock now): the
+		// token check above is all that is left to compare.
+		return nil
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%w: owner record %s was removed", lease.ErrLost, path)

@@ -91,7 +91,7 @@ func (g *OwnerGuard) Release() error {
 	}
 	g.closed = true
 	err := removeIfTokenMatches(g.path, g.owner.LeaseToken)
-	if cerr := g.file.Close(); cerr != nil && err == nil {
+	if cerr := g.file.Close(); cerr != nil && !errors.Is(cerr, os.ErrClosed) && err == nil {
 		err = &IOError{Op: "close owner record", Path: g.path, Err: cerr}
 	}
 	return err

@@ -1,0 +1,37 @@
+use seedrs::lease::*;
+use std::io::Read;
+use std::path::Path;
+
+fn hold() {
+    let mut buf = Vec::new();
+    let _ = std::io::stdin().read_to_end(&mut buf);
+}
+
+fn main() {
+    let a: Vec<String> = std::env::args().collect();
+    let root = Path::new(&a[2]);
+    let sid = a[3].parse().unwrap();
+    match a[1].as_str() {
+        "acquire" => {
+            let ctx = SessionLeaseOwnerContext {
+                storage_writer_epoch: Some(a[5].parse().unwrap()),
+                daemon_instance_id: Some(a[4].clone()),
+                build_fingerprint: Some("seed".into()),
+                ..SessionLeaseOwnerContext::default()
+            };
+            match acquire_session_lease(root, sid, &ctx) {
+                Ok(g) => { println!("acquired {}", g.owner().lease_token); hold(); }
+                Err(e) => { println!("err {e}"); std::process::exit(1); }
+            }
+        }
+        "maintain" => match acquire_session_maintenance_guard(root, sid) {
+            Ok(_g) => { println!("maintaining"); hold(); }
+            Err(e) => { println!("err {e}"); std::process::exit(1); }
+        },
+        "owners" => {
+            let obs = session_owner_observations(root, sid).unwrap();
+            println!("{}", serde_json::to_string(&obs).unwrap());
+        }
+        _ => panic!("action"),
+    }
+}
