@@ -57,6 +57,8 @@ type Config struct {
 	// Logger receives one line per event that matters; nil discards.
 	Logger *slog.Logger
 
+	// path is Argv[0] resolved in PATH.
+	path string
 	// gateExe is the executable started as exec gate; "" = os.Executable().
 	gateExe string
 }

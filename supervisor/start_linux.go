@@ -24,13 +24,20 @@ type child struct {
 	gate   *os.File // write end of the exec gate's pipe (release: write)
 }
 
-// prepare builds the command for argv with the lease handed over.
-func (c *Config) prepare(h inherit.Handover) (*exec.Cmd, error) {
+// lookPath resolves the command once, before any lease is taken, so a
+// typo costs nothing.
+func (c *Config) lookPath() error {
 	path, err := exec.LookPath(c.Argv[0])
 	if err != nil {
-		return nil, fmt.Errorf("supervisor: %w", err)
+		return fmt.Errorf("%w: %w", ErrStart, err)
 	}
-	cmd := &exec.Cmd{Path: path, Args: c.Argv, Dir: c.Dir, Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr}
+	c.path = path
+	return nil
+}
+
+// prepare builds the command for argv with the lease handed over.
+func (c *Config) prepare(h inherit.Handover) (*exec.Cmd, error) {
+	cmd := &exec.Cmd{Path: c.path, Args: c.Argv, Dir: c.Dir, Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr}
 	inherit.Attach(cmd, c.Env, h)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if fg, ok := foregroundTTY(c.Stdin); ok {
@@ -57,7 +64,7 @@ func foregroundTTY(f *os.File) (int, bool) {
 // taken before and is handed over as a descriptor).
 func startPlain(cmd *exec.Cmd) (*child, error) {
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("supervisor: start %s: %w", cmd.Path, err)
+		return nil, fmt.Errorf("%w %s: %w", ErrStart, cmd.Path, err)
 	}
 	return &child{cmd: cmd, pid: cmd.Process.Pid, pgid: cmd.Process.Pid}, nil
 }
@@ -75,7 +82,7 @@ func startTraced(cmd *exec.Cmd) (*child, error) {
 		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOSYS) {
 			return nil, fmt.Errorf("%w: %v", errPtraceRefused, err)
 		}
-		return nil, fmt.Errorf("supervisor: start %s: %w", cmd.Path, err)
+		return nil, fmt.Errorf("%w %s: %w", ErrStart, cmd.Path, err)
 	}
 	ch := &child{cmd: cmd, pid: cmd.Process.Pid, pgid: cmd.Process.Pid, traced: true}
 	var ws unix.WaitStatus

@@ -38,6 +38,9 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	c := cfg.withDefaults()
+	if err := c.lookPath(); err != nil {
+		return err
+	}
 	if c.Subreaper {
 		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 			return fmt.Errorf("supervisor: become a subreaper: %w", err)

@@ -1,9 +1,80 @@
 package main
 
-import "errors"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
 
-// claimRunCmd is written in the supervisor change; this placeholder keeps the
-// tree building while the protocol packages land.
-type claimRunCmd struct{}
+	"github.com/leasewrap/leasewrap/lease/claim"
+	"github.com/leasewrap/leasewrap/supervisor"
+)
 
-func (c *claimRunCmd) Run() error { return errors.New("not built yet") }
+// claimRunCmd holds a work claim while a command runs.
+type claimRunCmd struct {
+	Key      string        `arg:"" help:"Claim key, e.g. build:nightly (≤ 256 characters)."`
+	Holder   string        `help:"Holder identity. Default: unique to this invocation (leasewrap:HOST:PID:RANDOM). A holder you give is your promise that no other live wrapper uses it: the same holder re-acquires a claim idempotently."`
+	Root     string        `help:"Claims root: the claim is ROOT/.fno/claims/KEY.lock. Default: $FNO_CLAIMS_ROOT or $HOME for node:, dispatch:, reconcile: and session: keys; required otherwise." type:"path"`
+	TTL      time.Duration `help:"Claim TTL (1m..24h), renewed while the command runs; needed when the claims directory is shared between hosts. 0: liveness is the command's pid only." default:"0s"`
+	Reason   string        `help:"Free-text reason recorded in the claim."`
+	Metadata string        `help:"JSON object recorded in the claim."`
+	Anchor   string        `help:"How the command is held stopped until the claim names its pid: auto (ptrace, else exec gate), ptrace or gate." enum:"auto,ptrace,gate" default:"auto"`
+	runFlags
+}
+
+func (c *claimRunCmd) Help() string {
+	return `The claim records the wrapped command's own pid from its birth (the command
+is held stopped before its first instruction until the claim is written), so
+if leasewrap is killed the claim stays live for exactly as long as the command
+runs, for every implementation of the protocol. If the claim is held, the
+command never runs.
+
+Examples:
+  leasewrap claim run build:nightly --root /srv/jobs -- ./nightly.sh
+  leasewrap claim run node:db-migrate --ttl 5m --wait 1m -- ./migrate.sh
+  */5 * * * * leasewrap claim run "sync:$(date +\%Y\%m\%d\%H\%M)" --root /var/lib/jobs -- /usr/local/bin/sync`
+}
+
+func (c *claimRunCmd) Validate() error {
+	if c.TTL != 0 {
+		if err := claim.ValidateTTL(c.TTL.Milliseconds()); err != nil || c.TTL%time.Millisecond != 0 {
+			return fmt.Errorf("%w: --ttl %v is outside the protocol's bounds of 1m to 24h (or 0 for pid liveness)", errUsage, c.TTL)
+		}
+	}
+	if c.Metadata != "" {
+		if _, err := parseMetadata(c.Metadata); err != nil {
+			return err
+		}
+	}
+	return c.runFlags.validate(c.TTL)
+}
+
+// parseMetadata decodes a --metadata value, which must be a JSON object.
+func parseMetadata(s string) (map[string]any, error) {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s), &m); err != nil || m == nil {
+		return nil, fmt.Errorf("%w: --metadata must be a JSON object, like '{\"ticket\":\"OPS-1\"}'", errUsage)
+	}
+	return m, nil
+}
+
+func (c *claimRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
+	holder := c.Holder
+	if holder == "" {
+		holder = defaultHolder()
+	}
+	var meta map[string]any
+	if c.Metadata != "" {
+		meta, _ = parseMetadata(c.Metadata)
+	}
+	l, err := claim.NewLocker(claim.LockerConfig{
+		Key: c.Key, Holder: holder, Root: c.Root, TTL: c.TTL, Reason: c.Reason, Metadata: meta, Logger: logger,
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	cfg := c.config(l, logger)
+	cfg.Anchor = supervisor.AnchorMode(c.Anchor)
+	return c.supervise(ctx, cfg)
+}

@@ -21,6 +21,9 @@ const (
 	exitInternal = 70 // EX_SOFTWARE: internal or I/O error
 	exitConflict = 75 // EX_TEMPFAIL: held by another, or not acquired within --wait
 	exitLost     = 76 // the lease was lost while the child ran
+
+	exitNotExecutable = 126 // the command exists but cannot be executed (as sh, env(1))
+	exitNotFound      = 127 // the command was not found (as sh, env(1))
 )
 
 // The exit codes of the admin verbs (claim acquire/release/status/renew/list

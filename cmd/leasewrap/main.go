@@ -17,6 +17,8 @@ import (
 	"github.com/alecthomas/kong"
 	"github.com/lmittmann/tint"
 	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/supervisor"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -56,6 +58,7 @@ Exit codes (run verbs): the child's code; 128+N if it died of signal N;
 75 lease held by another (--conflict-exit-code); 76 lease lost.`
 
 func main() {
+	supervisor.Gate() // never returns when this process is an exec gate
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -88,6 +91,10 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		}()
 		kctx, perr := parser.Parse(args)
 		if perr != nil {
+			var pe *kong.ParseError
+			if errors.As(perr, &pe) {
+				kctx = pe.Context // Parse returns no context on error
+			}
 			fmt.Fprintf(stderr, "leasewrap: %v\n", perr)
 			return usageCode(kctx), true
 		}

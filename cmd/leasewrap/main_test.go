@@ -1,11 +1,17 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/supervisor"
 )
 
 // asMainEnv makes the test binary behave as the leasewrap command, so tests
@@ -13,6 +19,11 @@ import (
 const asMainEnv = "LEASEWRAP_TEST_AS_MAIN"
 
 func TestMain(m *testing.M) {
+	supervisor.Gate()
+	if os.Getenv("CHILD_REPORT") == "1" && os.Getenv("LEASEWRAP_KIND") != "" {
+		childReport()
+		os.Exit(0)
+	}
 	if os.Getenv(asMainEnv) == "1" {
 		os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 	}
@@ -44,4 +55,36 @@ func TestScripts(t *testing.T) {
 			return os.MkdirAll(env.WorkDir+"/home", 0o755)
 		},
 	})
+}
+
+// childReport prints, as a child started by leasewrap, its LEASEWRAP_*
+// environment and the descriptors it inherited.
+func childReport() {
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "LEASEWRAP_") {
+			fmt.Println(kv)
+		}
+	}
+	for _, fd := range inheritedFDs(0) {
+		fmt.Println("fd", fd)
+	}
+}
+
+// inheritedFDs lists this process's descriptors from min up without
+// FD_CLOEXEC. Right after exec those are exactly the inherited ones (Go
+// opens its own with FD_CLOEXEC); in the test process, those above 2 came
+// from whatever started the test and pass to every exec.
+func inheritedFDs(min int) []string {
+	entries, _ := os.ReadDir("/proc/self/fd")
+	var out []string
+	for _, e := range entries {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd < min {
+			continue
+		}
+		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC == 0 {
+			out = append(out, e.Name())
+		}
+	}
+	return out
 }

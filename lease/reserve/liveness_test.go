@@ -41,7 +41,7 @@ func TestMaterializerLiveness(t *testing.T) {
 	}
 }
 
-func TestMaterializerLeaseIsInheritableAndClosedByClose(t *testing.T) {
+func TestMaterializerLeaseStaysCloseOnExecAndIsClosedByClose(t *testing.T) {
 	lay := Layout{Home: t.TempDir()}
 	ml, err := AcquireMaterializerLease(lay, "01run")
 	if err != nil {
@@ -51,8 +51,10 @@ func TestMaterializerLeaseIsInheritableAndClosedByClose(t *testing.T) {
 		t.Fatalf("want %s, have %s", want, ml.Path())
 	}
 	flags, err := unix.FcntlInt(ml.File().Fd(), unix.F_GETFD, 0)
-	if err != nil || flags&unix.FD_CLOEXEC != 0 {
-		t.Fatalf("want FD_CLOEXEC cleared, have flags %#x, %v", flags, err)
+	if err != nil || flags&unix.FD_CLOEXEC == 0 {
+		// The child inherits it via ExtraFiles only; a cleared flag would
+		// leak a second copy into every process leasewrap starts.
+		t.Fatalf("want FD_CLOEXEC kept on our copy, have flags %#x, %v", flags, err)
 	}
 	if _, err := AcquireMaterializerLease(lay, "01run"); err == nil {
 		t.Fatal("a second lease for the same run id must fail")

@@ -9,10 +9,13 @@ import (
 )
 
 // MaterializerLease is the lifetime flock of a run's creator:
-// <home>/idempotency/materializers/<run_id>.lease, locked exclusively on a
-// descriptor whose FD_CLOEXEC is cleared (as orchestratectl does), so the
-// process tree doing the work keeps it locked even if leasewrap dies. A
-// creator is live exactly as long as some process holds that lock.
+// <home>/idempotency/materializers/<run_id>.lease, locked exclusively. The
+// process tree doing the work must inherit the descriptor so it keeps the
+// lock even if leasewrap dies; orchestratectl clears FD_CLOEXEC for that,
+// leasewrap keeps FD_CLOEXEC on its own copy and hands the descriptor over
+// through exec.Cmd.ExtraFiles (fd 3), so no other process it starts gets a
+// stray copy at the original number. A creator is live exactly as long as
+// some process holds that lock.
 type MaterializerLease struct {
 	file *os.File
 	path string
@@ -42,10 +45,6 @@ func AcquireMaterializerLease(l Layout, runID string) (*MaterializerLease, error
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("reserve: lock %s: %w (another process already materializes run %s)", path, err, runID)
-	}
-	if _, err := unix.FcntlInt(f.Fd(), unix.F_SETFD, 0); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("reserve: make %s inheritable: %w", path, err)
 	}
 	return &MaterializerLease{file: f, path: path}, nil
 }

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"io/fs"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/leasewrap/leasewrap/lease"
+	"github.com/leasewrap/leasewrap/supervisor"
+)
+
+// runFlags are the flags every run verb shares: how to wait, how to stop
+// the child, how to exit. Kind-specific flags live in each verb.
+type runFlags struct {
+	Wait             time.Duration `help:"Keep trying to acquire a held lease for this long, reacting to its release at once (0: try once)." default:"0s"`
+	KillGrace        time.Duration `help:"When the lease is lost, time between SIGTERM and SIGKILL of the child's process group." default:"10s"`
+	RenewEvery       time.Duration `help:"Renewal period of a TTL lease (default TTL/3), or check period of a lease without TTL (default 5s)." default:"0s"`
+	ConflictExitCode int           `help:"Exit code when the lease is held by another or not acquired within --wait." default:"75"`
+	Subreaper        bool          `help:"Reap orphaned descendants like tini (automatic when leasewrap is PID 1)."`
+
+	Command []string `arg:"" passthrough:"" name:"command" help:"The command to run, after --."`
+}
+
+// validate checks the shared flags; ttl is the lease's TTL if known.
+func (f *runFlags) validate(ttl time.Duration) error {
+	if len(f.Command) > 0 && f.Command[0] == "--" {
+		f.Command = f.Command[1:]
+	} else if len(f.Command) > 0 && strings.HasPrefix(f.Command[0], "-") {
+		// kong hands an unknown flag after the key to the command; a
+		// command starting with "-" must come after an explicit --.
+		return fmt.Errorf("%w: unknown flag %s (the command goes after --)", errUsage, f.Command[0])
+	}
+	if len(f.Command) == 0 {
+		return fmt.Errorf("%w: no command given; put it after --, e.g. leasewrap claim run KEY -- ./job.sh", errUsage)
+	}
+	if f.Wait < 0 || f.KillGrace < 0 || f.RenewEvery < 0 {
+		return fmt.Errorf("%w: durations must not be negative", errUsage)
+	}
+	if f.ConflictExitCode < 0 || f.ConflictExitCode > 255 {
+		return fmt.Errorf("%w: --conflict-exit-code %d is not in 0..255", errUsage, f.ConflictExitCode)
+	}
+	if err := f.config(nil, nil).ValidateTiming(ttl); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return nil
+}
+
+func (f *runFlags) config(l lease.Locker, logger *slog.Logger) supervisor.Config {
+	return supervisor.Config{
+		Locker:      l,
+		Argv:        f.Command,
+		Wait:        f.Wait,
+		KillGrace:   f.KillGrace,
+		RenewPeriod: f.RenewEvery,
+		Subreaper:   f.Subreaper,
+		Logger:      logger,
+	}
+}
+
+// supervise runs the command under l and turns the outcome into an exit
+// status (see exitCode).
+func (f *runFlags) supervise(ctx context.Context, cfg supervisor.Config) error {
+	err := supervisor.Run(ctx, cfg)
+	var abort *supervisor.SignalAbort
+	switch {
+	case errors.As(err, &abort):
+		return &exitError{Code: 128 + int(abort.Signal), Err: err}
+	case errors.Is(err, lease.ErrHeld), errors.Is(err, supervisor.ErrWaitTimeout):
+		return &exitError{Code: f.ConflictExitCode, Err: err}
+	case errors.Is(err, exec.ErrNotFound):
+		return &exitError{Code: exitNotFound, Err: err}
+	case errors.Is(err, fs.ErrPermission) && errors.Is(err, supervisor.ErrStart):
+		return &exitError{Code: exitNotExecutable, Err: err}
+	}
+	return err
+}
+
+// defaultHolder is unique to this invocation (host, pid, random), so two
+// wrappers never re-acquire each other's lease as "the same holder".
+func defaultHolder() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown-host"
+	}
+	var b [4]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("leasewrap:%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
