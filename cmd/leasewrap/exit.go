@@ -62,6 +62,11 @@ func exitCode(err error, stderr io.Writer) int {
 		}
 		return ee.Code
 	}
+	var kc kong.ExitCoder // errors that carry their own status (a failed migration)
+	if errors.As(err, &kc) {
+		fmt.Fprintf(stderr, "leasewrap: %v\n", err)
+		return kc.ExitCode()
+	}
 	var ce *supervisor.ChildExit
 	if errors.As(err, &ce) {
 		return ce.Code

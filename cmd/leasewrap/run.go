@@ -70,7 +70,12 @@ func (f *runFlags) config(l lease.Locker, logger *slog.Logger) supervisor.Config
 func (f *runFlags) supervise(ctx context.Context, cfg supervisor.Config) error {
 	err := supervisor.Run(ctx, cfg)
 	var abort *supervisor.SignalAbort
+	var replay *lease.ReplayError
 	switch {
+	case errors.As(err, &replay):
+		cfg.Logger.Info("already done; replaying the recorded result, not running the command",
+			"kind", replay.Kind, "key", replay.Key, "replayed", replay.Summary, "exit_code", replay.ExitCode)
+		return &exitError{Code: replay.ExitCode}
 	case errors.As(err, &abort):
 		return &exitError{Code: 128 + int(abort.Signal), Err: err}
 	case errors.Is(err, lease.ErrHeld), errors.Is(err, supervisor.ErrWaitTimeout):

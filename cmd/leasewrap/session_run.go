@@ -1,9 +1,96 @@
 package main
 
-import "errors"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
 
-// sessionRunCmd is written in the supervisor change; this placeholder keeps the
-// tree building while the protocol packages land.
-type sessionRunCmd struct{}
+	"github.com/leasewrap/leasewrap/lease"
+	"github.com/leasewrap/leasewrap/lease/session"
+)
 
-func (c *sessionRunCmd) Run() error { return errors.New("not built yet") }
+// sessionRunCmd owns a session while a command runs.
+type sessionRunCmd struct {
+	SID       string  `arg:"" name:"sid" help:"Session id: a lowercase hyphenated UUID."`
+	Root      string  `help:"Session root directory (holding locks/ and leases/). Required unless LEASEWRAP_SESSION_ROOT is set." env:"LEASEWRAP_SESSION_ROOT" placeholder:"DIR"`
+	Epoch     *uint32 `help:"Storage writer epoch of the owner (required; bcode's current epoch is 6). Owners of different epochs never share a session."`
+	Instance  string  `help:"Daemon instance id. Wrappers sharing --instance and --epoch may own one session at once (the protocol's re-entrant rule). Default: process-PID, unique to this invocation."`
+	Namespace string  `help:"Daemon namespace recorded in the owner record."`
+	Endpoint  string  `help:"Endpoint recorded in the owner record (where clients reach the owner)."`
+	Build     string  `help:"Build fingerprint recorded in the owner record."`
+	Migrate   string  `placeholder:"SHELL-COMMAND" help:"Run this shell command (sh -c) under the maintenance guard first, then register as owner without a gap and start the command. A failed migration registers nothing and runs nothing."`
+	runFlags
+}
+
+func (c *sessionRunCmd) Help() string {
+	return `The owner record (ROOT/leases/SID/TOKEN.json) is published holding a shared
+flock on its own descriptor, which the command inherits as LEASEWRAP_FD: the
+registration stays live for as long as the command (or anything it passes
+the descriptor to) runs, even if leasewrap is killed. On exit, the record
+is removed if its token still matches. The command also gets
+LEASEWRAP_SESSION_ID and LEASEWRAP_LEASE_TOKEN.
+
+Examples:
+  leasewrap session run 5f0c6d4e-3b1a-4f59-9b8e-0d7f2a9c1e42 --root /var/lib/bcode --epoch 6 -- bcoded
+  leasewrap session run $SID --epoch 6 --migrate './migrate.sh' -- bcoded`
+}
+
+func (c *sessionRunCmd) Validate() error {
+	if _, err := session.ParseID(c.SID); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if c.Root == "" {
+		return fmt.Errorf("%w: no session root: give --root DIR or set LEASEWRAP_SESSION_ROOT", errUsage)
+	}
+	if c.Epoch == nil {
+		return fmt.Errorf("%w: --epoch is required (the storage writer epoch; bcode's current one is %d)", errUsage, session.CurrentWriterEpoch)
+	}
+	return c.runFlags.validate(0)
+}
+
+// ownerConfig is the owner registration the flags describe.
+func (c *sessionRunCmd) ownerConfig() session.LockerConfig {
+	oc := session.OwnerContext{StorageWriterEpoch: c.Epoch}
+	instance := c.Instance
+	if instance == "" {
+		instance = fmt.Sprintf("process-%d", os.Getpid())
+	}
+	oc.DaemonInstanceID = session.Some(instance)
+	// The owner is the daemon leasewrap starts, so its executable is
+	// recorded, not leasewrap's.
+	if path, err := exec.LookPath(c.Command[0]); err == nil {
+		if abs, err := filepath.Abs(path); err == nil {
+			oc.ExecutablePath = session.Some(abs)
+		}
+	}
+	for _, f := range []struct {
+		dst **string
+		v   string
+	}{{&oc.DaemonNamespace, c.Namespace}, {&oc.Endpoint, c.Endpoint}, {&oc.BuildFingerprint, c.Build}} {
+		if f.v != "" {
+			*f.dst = session.Some(f.v)
+		}
+	}
+	return session.LockerConfig{SessionID: session.MustParseID(c.SID), Root: c.Root, OwnerContext: oc}
+}
+
+func (c *sessionRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
+	var l lease.Locker
+	var err error
+	if c.Migrate != "" {
+		l, err = newMigrateLocker(c.ownerConfig(), c.Migrate, c.KillGrace, logger)
+	} else {
+		l, err = session.NewLocker(c.ownerConfig())
+	}
+	if err != nil {
+		if errors.Is(err, lease.ErrRefused) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return c.supervise(ctx, c.config(l, logger))
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/leasewrap/leasewrap/lease/session"
+)
+
+// sessionMaintainCmd holds a session's coordinator exclusively while a
+// command runs (an offline migration).
+type sessionMaintainCmd struct {
+	SID  string `arg:"" name:"sid" help:"Session id: a lowercase hyphenated UUID."`
+	Root string `help:"Session root directory (holding locks/ and leases/). Required unless LEASEWRAP_SESSION_ROOT is set." env:"LEASEWRAP_SESSION_ROOT" placeholder:"DIR"`
+	runFlags
+}
+
+func (c *sessionMaintainCmd) Help() string {
+	return `Takes the session's coordinator lock (ROOT/locks/SID.lock) exclusively and
+holds it while the command runs; refused (conflict code) while any owner is
+live. No owner can register meanwhile. The command inherits the locked
+coordinator as LEASEWRAP_FD, so the guard holds until it exits even if
+leasewrap is killed.
+
+Example:
+  leasewrap session maintain $SID --root /var/lib/bcode --wait 1m -- ./offline-migrate.sh`
+}
+
+func (c *sessionMaintainCmd) Validate() error {
+	if _, err := session.ParseID(c.SID); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if c.Root == "" {
+		return fmt.Errorf("%w: no session root: give --root DIR or set LEASEWRAP_SESSION_ROOT", errUsage)
+	}
+	return c.runFlags.validate(0)
+}
+
+func (c *sessionMaintainCmd) Run(ctx context.Context, logger *slog.Logger) error {
+	l, err := session.NewMaintenanceLocker(session.MaintenanceConfig{
+		SessionID: session.MustParseID(c.SID), Root: c.Root, Holder: defaultHolder(),
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return c.supervise(ctx, c.config(l, logger))
+}
