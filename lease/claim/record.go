@@ -47,3 +47,8 @@ const (
 
 func strPtr(s string) *string { return &s }
 func i64Ptr(v int64) *int64   { return &v }
+
+// Fields returns the record as the ordered mapping the Python writer
+// dumps: schema_version, key, holder, acquired_at, pid, host, then the
+// optional fields that are present (absent ones omitted, never null).
+func (r *Record) Fields() Metadata { return recordFields(r) }
