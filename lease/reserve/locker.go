@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/leasewrap/leasewrap/lease"
+
+	"github.com/leasewrap/leasewrap/internal/fault"
 )
 
 // Kind is the lease kind name of reservations.
@@ -136,6 +138,7 @@ func (l *Locker) newRecord() (*MaterializerLease, *Record, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	fault.Point("reserve.after-materializer-lease")
 	var start *uint64
 	if s, err := l.startSecs(l.pid); err == nil {
 		start = &s
@@ -182,6 +185,14 @@ func (l *Locker) decide(ctx context.Context, rec *Record) (lease.Lease, *Record,
 		return nil, nil, l.replay(rec.RunID)
 	}
 	live := CreatorLiveness(rec)
+	if live == LegacyCreator || live == Unverifiable {
+		// A creator that just finished removes its lease file after it
+		// published or released: look again before refusing on a stale
+		// observation.
+		if cur, changed, err := l.recheck(ctx, rec); err != nil || changed {
+			return nil, cur, err
+		}
+	}
 	switch live {
 	case Live:
 		pid := 0
@@ -223,6 +234,29 @@ func (l *Locker) decide(ctx context.Context, rec *Record) (lease.Lease, *Record,
 	rl := l.held(ml, repl)
 	rl.cleanupStale(ctx, repl.StaleRunIDs)
 	return rl, nil, nil
+}
+
+// recheck re-reads the record after an unfavourable liveness answer. It
+// reports changed (with the current record, nil if it is gone) when the
+// record is no longer the observed one, and a replay error when the run
+// was published meanwhile; an unchanged, unpublished record is the caller's
+// to refuse.
+func (l *Locker) recheck(ctx context.Context, observed *Record) (*Record, bool, error) {
+	cur, err := l.store.Lookup(ctx, l.key)
+	if err != nil {
+		return nil, false, l.refusal(err)
+	}
+	if cur == nil || !cur.Equal(observed) {
+		return cur, true, nil
+	}
+	published, err := IsPublished(l.store.Layout(), observed.RunID)
+	if err != nil {
+		return nil, false, err
+	}
+	if published {
+		return nil, false, l.replay(observed.RunID)
+	}
+	return nil, false, nil
 }
 
 func (l *Locker) replay(runID string) error {
