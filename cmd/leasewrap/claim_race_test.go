@@ -23,7 +23,7 @@ func TestClaimAcquireRaceAcrossProcesses(t *testing.T) {
 	const procs, rounds = 16, 20
 	root, work := t.TempDir(), t.TempDir()
 	pid := strconv.Itoa(os.Getpid())
-	c := claim.New(claim.Options{Root: root, Getenv: func(string) string { return "" }})
+	c := claim.New(claim.Options{Root: root, EventsDir: work, Getenv: func(string) string { return "" }})
 	for round := range rounds {
 		type result struct {
 			code int

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// proc is a leasewrap process under test. Its output goes to files, not
+// pipes, so a child that outlives leasewrap cannot hold up the wait.
+type proc struct {
+	cmd            *exec.Cmd
+	stdout, stderr output
+	done           chan struct{}
+}
+
+// output is a captured stream, read in full on each String call.
+type output struct{ f *os.File }
+
+func (o *output) String() string {
+	b, _ := os.ReadFile(o.f.Name())
+	return string(b)
+}
+
+func (o *output) Bytes() []byte { return []byte(o.String()) }
+
+// startLW starts the test binary as leasewrap with args and extra env.
+func startLW(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
+	p := &proc{cmd: leasewrapCmd(t, args...), done: make(chan struct{})}
+	p.cmd.Env = append(p.cmd.Env, env...)
+	dir := t.TempDir()
+	for _, o := range []*output{&p.stdout, &p.stderr} {
+		f, err := os.CreateTemp(dir, "out")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		o.f = f
+	}
+	p.cmd.Stdout, p.cmd.Stderr = p.stdout.f, p.stderr.f
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() { p.cmd.Process.Kill(); <-p.done })
+	return p
+}
+
+// wait returns the exit code, failing the test after 30 s.
+func (p *proc) wait(t *testing.T) int {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		p.cmd.Process.Kill()
+		t.Fatalf("leasewrap %v did not exit within 30s\nstdout:\n%s\nstderr:\n%s", p.cmd.Args[1:], &p.stdout, &p.stderr)
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+// runLW runs leasewrap to completion.
+func runLW(t *testing.T, env []string, args ...string) (int, *proc) {
+	t.Helper()
+	p := startLW(t, env, args...)
+	return p.wait(t), p
+}
+
+// waitFor polls cond every 5 ms for up to 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("timed out after 10s waiting for %s", what)
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i > 0 && i+2 < len(b) && b[i+2] != 'Z'
+}
