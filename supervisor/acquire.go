@@ -14,6 +14,7 @@ import (
 	"github.com/oklog/run"
 
 	"github.com/leasewrap/leasewrap/inherit"
+	"github.com/leasewrap/leasewrap/internal/fault"
 	"github.com/leasewrap/leasewrap/lease"
 )
 
@@ -135,6 +136,7 @@ func (c *Config) attempt(ctx context.Context) (*acquired, error) {
 		if err != nil {
 			return nil, err
 		}
+		fault.Point("supervisor.after-acquire-before-start")
 		at := time.Now()
 		h.File, h.Env = ls.File(), ls.Env()
 		cmd, err := c.prepare(h)
@@ -158,11 +160,13 @@ func (c *Config) attempt(ctx context.Context) (*acquired, error) {
 	if err != nil {
 		return nil, err
 	}
+	fault.Point("supervisor.after-start-before-anchor")
 	ls, err := l.Acquire(ctx, ch.pid)
 	if err != nil {
 		ch.kill()
 		return nil, err
 	}
+	fault.Point("supervisor.after-anchor-before-release")
 	at := time.Now()
 	if env := ls.Env(); len(env) > 0 || ls.File() != nil {
 		// Anchored kinds hand over nothing but the environment the child

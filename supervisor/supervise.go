@@ -13,6 +13,7 @@ import (
 	"github.com/oklog/run"
 	"golang.org/x/sys/unix"
 
+	"github.com/leasewrap/leasewrap/internal/fault"
 	"github.com/leasewrap/leasewrap/lease"
 	"github.com/leasewrap/leasewrap/renew"
 )
@@ -78,6 +79,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.FinishTimeout)
 	defer cancel()
+	fault.Point("supervisor.before-finish")
 	finErr := a.lease.Finish(fctx, res)
 	switch {
 	case runErr != nil:

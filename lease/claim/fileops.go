@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/fault"
 )
 
 // readClaimFile reads and parses path: errGoneAway when it does not exist,
@@ -68,7 +70,9 @@ func createViaLink(path string, content []byte) error {
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", tmp, werr)
 	}
+	fault.Point("claim.after-temp-write")
 	lerr := os.Link(tmp, path)
+	fault.Point("claim.after-link")
 	os.Remove(tmp)
 	if lerr != nil {
 		var le *os.LinkError
@@ -86,6 +90,7 @@ func createViaLink(path string, content []byte) error {
 func atomicReplace(path string, content []byte) error {
 	tmp := fmt.Sprintf("%s.tmp.%d.%d", path, os.Getpid(), tmpSeq.Add(1))
 	err := os.WriteFile(tmp, content, 0o644)
+	fault.Point("claim.replace-after-temp-write")
 	if err == nil {
 		err = os.Rename(tmp, path)
 	}
@@ -107,6 +112,7 @@ func archiveClaim(path string, tsMs int64) error {
 		return fmt.Errorf("create %s: %w", archive, err)
 	}
 	err := os.Rename(path, filepath.Join(archive, stem+"."+strconv.FormatInt(tsMs, 10)+".lock"))
+	fault.Point("claim.mid-archive")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

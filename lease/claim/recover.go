@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"math/big"
 	"os"
+
+	"github.com/leasewrap/leasewrap/internal/fault"
 )
 
 func lstat(path string) (fs.FileInfo, error) { return os.Lstat(path) }
@@ -30,6 +32,7 @@ func (c *Claims) recoverStale(ctx context.Context, path, key, holder string, o A
 	case err != nil:
 		return nil, false, fmt.Errorf("take recovery mutex %s: %w", mutex, err)
 	}
+	fault.Point("claim.recovery-mutex-taken")
 	tok := c.stampOwner(mutex)
 	defer c.releaseDirMutex(mutex, tok)
 	return c.recoverStaleLocked(ctx, path, key, holder, o)

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"math/big"
 	"os"
+
+	"github.com/leasewrap/leasewrap/internal/fault"
 )
 
 // Release removes holder's claim on key (core.release_claim, non-strict):
@@ -28,6 +30,7 @@ func (c *Claims) Release(ctx context.Context, key, holder string) error {
 		return nil
 	}
 	held := max(c.nowMs()-existing.AcquiredAt, 0)
+	fault.Point("claim.mid-release")
 	if err := os.Remove(path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil

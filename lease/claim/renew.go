@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/leasewrap/leasewrap/internal/fault"
 )
 
 // RenewResult says what Renew did.
@@ -61,6 +63,7 @@ func (c *Claims) Renew(ctx context.Context, key, holder string, ttlMs int64) (Re
 	if isExpired(rec, c.nowMs()) {
 		return NotRenewedExpired, nil
 	}
+	fault.Point("claim.mid-renew")
 	rec.ExpiresAt = i64Ptr(c.nowMs() + ttlMs)
 	payload, err := marshalRecord(rec)
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/internal/fault"
 )
 
 // fileMode is the mode new files are created with before the umask, as
@@ -94,6 +96,7 @@ func writeRecordExclusive(path string, rec *Record) (bool, error) {
 	if err := writeTemp(tmp, rec.Marshal()); err != nil {
 		return false, err
 	}
+	fault.Point("reserve.after-temp-write")
 	if err := os.Link(tmp, path); err != nil {
 		if errors.Is(err, os.ErrExist) {
 			return false, nil
@@ -116,6 +119,7 @@ func writeRecordAtomic(path string, rec *Record) error {
 	if err := writeTemp(tmp, rec.Marshal()); err != nil {
 		return err
 	}
+	fault.Point("reserve.replace-after-temp-write")
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("rename %s to %s: %w", tmp, path, err)
 	}

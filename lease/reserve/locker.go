@@ -6,9 +6,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/leasewrap/leasewrap/lease"
-
 	"github.com/leasewrap/leasewrap/internal/fault"
+	"github.com/leasewrap/leasewrap/lease"
 )
 
 // Kind is the lease kind name of reservations.

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/fault"
 )
 
 // Manifest is the published result of a run that leasewrap materialized,
@@ -60,6 +62,7 @@ func Publish(l Layout, m *Manifest) error {
 		return fmt.Errorf("reserve: %w", err)
 	}
 	fsyncDir(stage)
+	fault.Point("reserve.mid-publish")
 	if err := os.MkdirAll(l.RunsDir(), 0o777); err != nil {
 		return fmt.Errorf("reserve: mkdir %s: %w", l.RunsDir(), err)
 	}
@@ -67,6 +70,7 @@ func Publish(l Layout, m *Manifest) error {
 		return fmt.Errorf("reserve: publish %s as %s: %w", stage, final, err)
 	}
 	fsyncDir(l.RunsDir())
+	fault.Point("reserve.after-publish")
 	fsyncDir(filepath.Dir(stage))
 	return nil
 }

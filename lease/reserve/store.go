@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/fault"
 )
 
 // Key identifies a reservation: orchestratectl's (source_repo,
@@ -92,6 +94,7 @@ func (s *Store) Reserve(ctx context.Context, k Key, rec *Record) (existing *Reco
 			return err
 		}
 		won, err := writeRecordExclusive(p, rec)
+		fault.Point("reserve.after-reserve")
 		if err != nil || won {
 			return err
 		}
@@ -155,6 +158,7 @@ func (s *Store) Reclaim(ctx context.Context, k Key, observed, replacement *Recor
 			if err := writeRecordAtomic(p, replacement); err != nil {
 				return fmt.Errorf("reserve: %w", err)
 			}
+			fault.Point("reserve.after-reclaim")
 			out = Reclaimed
 		case current != nil:
 			out, cur = Changed, current
@@ -220,6 +224,7 @@ func (s *Store) Release(ctx context.Context, k Key, runID string) (out ReleaseOu
 		case current.RunID != runID:
 			out = NotOwner
 		default:
+			fault.Point("reserve.mid-release")
 			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("reserve: remove %s: %w", p, err)
 			}

@@ -69,7 +69,7 @@ func TestTwoCurrentDaemonsRacingForOneSessionYieldOneOwner(t *testing.T) {
 func TestPrePublishCrashDoesNotPublishOwner(t *testing.T) {
 	root := t.TempDir()
 	sid := NewID()
-	cmd := helperCmd(t, "pre-publish", root, sid, crashPrePublish+"=1")
+	cmd := helperCmd(t, "pre-publish", root, sid, helperCrashEnv+"="+crashPrePublish)
 	wantKilled(t, cmd)
 	s := NewStore(root)
 	debris, _ := filepath.Glob(filepath.Join(s.OwnerDir(sid), "*.json.tmp-*"))
@@ -85,7 +85,7 @@ func TestPrePublishCrashDoesNotPublishOwner(t *testing.T) {
 func TestLeaseHandoffProcessCrashLeavesRecoverableOwner(t *testing.T) {
 	root := t.TempDir()
 	sid := NewID()
-	cmd := helperCmd(t, "handoff", root, sid, crashHandoff+"=1")
+	cmd := helperCmd(t, "handoff", root, sid, helperCrashEnv+"="+crashHandoff)
 	wantKilled(t, cmd)
 	s := NewStore(root)
 	recs, err := s.Inspect(sid)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -23,6 +24,9 @@ const (
 	helperBuildEnv    = "LEASEWRAP_SESSION_TEST_BUILD"
 	helperGoEnv       = "LEASEWRAP_SESSION_TEST_GO"
 	helperReleaseEnv  = "LEASEWRAP_SESSION_TEST_RELEASE"
+	// helperCrashEnv names the crash point (crashPrePublish, crashHandoff)
+	// at which the helper kills itself with SIGKILL, through crashHook.
+	helperCrashEnv = "LEASEWRAP_SESSION_TEST_CRASH"
 )
 
 // helperDeadline bounds every wait a helper makes.
@@ -61,6 +65,14 @@ func runHelper(action string) error {
 	sid, err := ParseID(os.Getenv(helperSIDEnv))
 	if err != nil {
 		return err
+	}
+	if point := os.Getenv(helperCrashEnv); point != "" {
+		crashHook = func(name string) {
+			if name == point {
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				select {} // never return past the point
+			}
+		}
 	}
 	s := NewStore(root)
 	ctx := context.Background()

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/internal/fault"
 )
 
 const (
@@ -110,6 +112,7 @@ func removeIfTokenMatches(path, token string) error {
 	if o.LeaseToken != token {
 		return nil
 	}
+	fault.Point("session.mid-release")
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return &IOError{Op: "remove owner record", Path: path, Err: err}
 	}
