@@ -138,7 +138,8 @@ func (c *Config) attempt(ctx context.Context) (*acquired, error) {
 		}
 		fault.Point("supervisor.after-acquire-before-start")
 		at := time.Now()
-		h.File, h.Env = ls.File(), ls.Env()
+		// A kind may name its holder only once acquired (a run id).
+		h.Holder, h.File, h.Env = l.Holder(), ls.File(), ls.Env()
 		cmd, err := c.prepare(h)
 		if err == nil {
 			var ch *child

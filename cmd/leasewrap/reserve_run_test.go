@@ -158,7 +158,7 @@ func TestReserveRunReclaimsADeadCreator(t *testing.T) {
 		t.Fatal(existing, err)
 	}
 	ml.File().Close() // the creator "dies": its lock goes, the file stays
-	have, p := runLW(t, env, "reserve", "run", "job", "--", "sh", "-c", "echo $LEASEWRAP_RUN_ID")
+	have, p := runLW(t, env, "reserve", "run", "job", "--", "sh", "-c", "echo $LEASEWRAP_RUN_ID holder=$LEASEWRAP_HOLDER")
 	if have != 0 {
 		t.Fatalf("want the dead creator's key reclaimed and run, have %d\n%s", have, &p.stderr)
 	}
@@ -166,8 +166,8 @@ func TestReserveRunReclaimsADeadCreator(t *testing.T) {
 	if err != nil || got == nil || got.RunID == "01deadrun" {
 		t.Fatalf("want the record to name the new run, have %+v %v", got, err)
 	}
-	if !strings.Contains(p.stdout.String(), got.RunID) {
-		t.Fatalf("want the child to have run as %s, have %q", got.RunID, &p.stdout)
+	if want := got.RunID + " holder=" + got.RunID; !strings.Contains(p.stdout.String(), want) {
+		t.Fatalf("want the child to run as %q (LEASEWRAP_RUN_ID and LEASEWRAP_HOLDER), have %q", want, &p.stdout)
 	}
 }
 

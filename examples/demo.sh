@@ -1,0 +1,37 @@
+#!/bin/sh
+# make demo: real wrapped jobs on a scratch directory, one per lease kind.
+# Usage: examples/demo.sh [path/to/leasewrap]
+set -eu
+LW=${1:-bin/leasewrap}
+LW=$(cd "$(dirname "$LW")" && pwd)/$(basename "$LW")
+CHILD=$(cd "$(dirname "$0")" && pwd)/shell/child.sh
+SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/leasewrap-demo.XXXXXX")
+trap 'rm -rf "$SCRATCH"' EXIT
+cd "$SCRATCH"
+export FNO_EVENTS_PATH="$SCRATCH/events.jsonl" ORCHESTRATECTL_HOME="$SCRATCH/orch"
+say() { printf '\n== %s\n' "$*"; }
+
+say "claim: a job holds build:nightly for 1s; a second wrapper is refused (75), a third waits"
+"$LW" claim run build:nightly --root "$SCRATCH" -- sh -c "$CHILD; sleep 1" &
+holder=$!
+sleep 0.3
+set +e
+"$LW" claim run build:nightly --root "$SCRATCH" -- echo "never printed"
+echo "second wrapper exited $? (75 = held by another)"
+"$LW" claim run build:nightly --root "$SCRATCH" --wait 10s -- echo "third wrapper ran after the holder exited"
+echo "third wrapper exited $?"
+set -e
+wait $holder
+echo "claim status after everyone exited:"
+"$LW" claim status build:nightly --root "$SCRATCH"
+
+say "reserve: run export-2026-11-29 once; the retry replays the recorded exit code"
+"$LW" reserve run export-2026-11-29 -- sh -c "$CHILD && echo exporting && exit 0"
+"$LW" reserve run export-2026-11-29 -- echo "never printed: already published"
+echo "retry exited $? (replayed)"
+"$LW" reserve lookup export-2026-11-29
+
+say "session: own a session while the child runs, with the owner record's lock inherited"
+"$LW" session run 5f0c6d4e-3b1a-4f59-9b8e-0d7f2a9c1e42 --root "$SCRATCH/bcode" --epoch 6 -- "$CHILD"
+
+say "done: every lease was settled"
