@@ -67,6 +67,7 @@ func TestClaimRunConflictUsageAndNotFound(t *testing.T) {
 		{"ttl too short", []string{"claim", "run", "other", "--root", root, "--ttl", "10s", "--", "true"}, 64, "--ttl 10s is outside the protocol's bounds"},
 		{"bad metadata", []string{"claim", "run", "other", "--root", root, "--metadata", "[1]", "--", "true"}, 64, "--metadata must be a JSON object"},
 		{"not found", []string{"claim", "run", "other", "--root", root, "--", "no-such-command-xyz"}, 127, "executable file not found"},
+		{"not executable", []string{"claim", "run", "other", "--root", root, "--", notExecutable(t)}, 126, "permission denied"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			have, p := runLW(t, env, tc.args...)
@@ -88,6 +89,15 @@ func TestClaimRunConflictUsageAndNotFound(t *testing.T) {
 	if have := holder.wait(t); have != 143 {
 		t.Fatalf("holder: want 143 (sleep killed by the forwarded TERM), have %d", have)
 	}
+}
+
+// notExecutable is a script without execute permission.
+func notExecutable(t *testing.T) string {
+	p := filepath.Join(t.TempDir(), "script.sh")
+	if err := os.WriteFile(p, []byte("echo hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func TestClaimRunForwardsSignalsAndReleasesAfterTheChild(t *testing.T) {
