@@ -139,7 +139,7 @@ func (c *Claims) Acquire(ctx context.Context, key, holder string, o AcquireOptio
 		}
 		return acq, err
 	}
-	return nil, fmt.Errorf("acquire %q gave up after %d contention retries on %s", key, acquireAttempts, path)
+	return nil, c.contended(key, path)
 }
 
 func (c *Claims) mutexFree(path string) bool {

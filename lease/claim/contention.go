@@ -1,0 +1,44 @@
+package claim
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/leasewrap/leasewrap/lease"
+)
+
+// ContendedError reports that Acquire gave up while the claim's recovery
+// mutex stayed held: a peer is reclaiming or renewing, or one crashed
+// holding it. It matches lease.ErrHeld, so a caller that waits keeps
+// trying; a crashed peer's mutex is taken over once it is older than the
+// steal age (120 s).
+type ContendedError struct {
+	Key, Path, Mutex string
+	// Owner is the mutex's owner token (host:pid:ns), "" when it has none
+	// (its holder died between mkdir and writing it).
+	Owner string
+	// Age is the mutex's age by its modification time.
+	Age time.Duration
+}
+
+func (e *ContendedError) Error() string {
+	owner := e.Owner
+	if owner == "" {
+		owner = "nobody recorded (its holder died before writing the owner file)"
+	}
+	return fmt.Sprintf("claim %q: recovery mutex %s is held (owner: %s, age %s); a live peer finishes within seconds, a crashed peer's mutex is taken over automatically once older than %s — wait for it (--wait), or remove it by hand only if no process named in it runs",
+		e.Key, e.Mutex, owner, e.Age.Round(time.Second), staleMutexSteal)
+}
+
+// Is makes errors.Is(err, lease.ErrHeld) true.
+func (e *ContendedError) Is(target error) bool { return target == lease.ErrHeld }
+
+// contended explains why Acquire on path gave up.
+func (c *Claims) contended(key, path string) error {
+	mutex := recoveryMutex(path)
+	fi, err := lstat(mutex)
+	if err != nil {
+		return fmt.Errorf("acquire %q gave up after %d contention retries on %s", key, acquireAttempts, path)
+	}
+	return &ContendedError{Key: key, Path: path, Mutex: mutex, Owner: readOwner(mutex), Age: max(c.now().Sub(fi.ModTime()), 0)}
+}
