@@ -76,12 +76,12 @@ func monoNs() int64 {
 	return ts.Nano()
 }
 
-// runChild appends "start ID NS fds=LIST" to log (O_APPEND), holds, appends
+// runChild appends "start ID NS fds=LIST pid=PID wall=NS" to log (O_APPEND), holds, appends
 // "stop ID NS" and exits with the asked code.
 func runChild(log string) int {
 	id := os.Getenv(childIDEnv)
 	fds := openFDs()
-	appendLine(log, fmt.Sprintf("start %s %d fds=%s", id, monoNs(), strings.Join(fds, ",")))
+	appendLine(log, fmt.Sprintf("start %s %d fds=%s pid=%d wall=%d", id, monoNs(), strings.Join(fds, ","), os.Getpid(), time.Now().UnixNano()))
 	if d, err := time.ParseDuration(os.Getenv(childHoldEnv)); err == nil {
 		time.Sleep(d)
 	}

@@ -15,6 +15,8 @@ type span struct {
 	id         string
 	start, end int64
 	fds        []string
+	pid        int
+	wall       int64 // wall-clock start, ns
 }
 
 // readWitness parses the shared witness log.
@@ -51,8 +53,18 @@ func readWitness(t *testing.T, path string) map[string]*span {
 				t.Fatalf("witness: child %s started twice (a re-run of one invocation)", f[1])
 			}
 			s.start = ns
-			if len(f) > 3 {
-				s.fds = strings.Split(strings.TrimPrefix(f[3], "fds="), ",")
+			for _, kv := range f[3:] {
+				k, v, _ := strings.Cut(kv, "=")
+				switch k {
+				case "fds":
+					if v != "" {
+						s.fds = strings.Split(v, ",")
+					}
+				case "pid":
+					s.pid, _ = strconv.Atoi(v)
+				case "wall":
+					s.wall, _ = strconv.ParseInt(v, 10, 64)
+				}
 			}
 		case "stop":
 			s.end = ns
