@@ -189,7 +189,13 @@ func (e *env) lw(extraEnv []string, args ...string) result {
 }
 
 func resultOf(cmd *exec.Cmd, err error, out, stderr string) result {
-	r := result{out: out, err: stderr, pid: cmd.Process.Pid}
+	r := result{out: out, err: stderr}
+	if cmd.Process == nil {
+		r.code = -1
+		r.err += fmt.Sprint(err)
+		return r
+	}
+	r.pid = cmd.Process.Pid
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		ws := ee.Sys().(syscall.WaitStatus)

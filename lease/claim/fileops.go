@@ -3,24 +3,43 @@ package claim
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/leasewrap/leasewrap/internal/fault"
 )
 
 // readClaimFile reads and parses path: errGoneAway when it does not exist,
-// *CorruptedError when it cannot be read or trusted.
+// *CorruptedError when it cannot be read or trusted (a dangling symlink,
+// a FIFO, a directory or any other non-regular file included: a FIFO is
+// opened non-blocking so a planted one cannot hang the reader).
 func readClaimFile(path string) (*Record, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if errors.Is(err, fs.ErrNotExist) {
+		if _, lerr := os.Lstat(path); lerr == nil {
+			return nil, &CorruptedError{Path: path, Reason: "dangling symlink"}
+		}
 		return nil, errGoneAway
 	}
+	if err != nil {
+		return nil, &CorruptedError{Path: path, Reason: fmt.Sprintf("read failed: %v", err)}
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		what := fmt.Sprintf("not a regular file (%v)", err)
+		if err == nil {
+			what = fmt.Sprintf("not a regular file (%v)", fi.Mode().Type())
+		}
+		return nil, &CorruptedError{Path: path, Reason: what}
+	}
+	b, err := io.ReadAll(f)
 	if err != nil {
 		return nil, &CorruptedError{Path: path, Reason: fmt.Sprintf("read failed: %v", err)}
 	}
