@@ -180,7 +180,8 @@ func jsonNames(d *os.File, dir string) ([]string, error) {
 }
 
 // pruneDeadOwnerRecords removes every Stale record and fails, touching
-// nothing further, on the first record that does not decode.
+// nothing further, on the first record that does not decode. A record that
+// is gone by the time it is read is skipped.
 func pruneDeadOwnerRecords(dir string) error {
 	paths, err := jsonEntries(dir)
 	if err != nil {
@@ -188,6 +189,12 @@ func pruneDeadOwnerRecords(dir string) error {
 	}
 	for _, p := range paths {
 		o, err := readOwner(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			// Listed, then removed: its owner released it (Release does
+			// not take the coordinator). The seed refuses here, a spurious
+			// refusal of any acquirer that races a release.
+			continue
+		}
 		if err != nil {
 			return &UnverifiableError{Path: p, Err: err}
 		}
