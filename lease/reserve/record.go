@@ -1,6 +1,7 @@
 package reserve
 
 import (
+	"github.com/leasewrap/leasewrap/internal/serdejson"
 	"slices"
 	"strconv"
 	"strings"
@@ -99,7 +100,7 @@ func (r *Record) Marshal() []byte {
 	b.WriteString(`{"schema_version":`)
 	b.WriteString(strconv.FormatUint(uint64(r.SchemaVersion), 10))
 	b.WriteString(`,"run_id":`)
-	writeJSONString(&b, r.RunID)
+	serdejson.WriteString(&b, r.RunID)
 	b.WriteString(`,"creator":`)
 	if c := r.Creator; c == nil {
 		b.WriteString("null")
@@ -113,12 +114,12 @@ func (r *Record) Marshal() []byte {
 			b.WriteString(strconv.FormatUint(*c.PIDStartSecs, 10))
 		}
 		b.WriteString(`,"started_at":`)
-		writeJSONString(&b, FormatTime(c.StartedAt))
+		serdejson.WriteString(&b, FormatTime(c.StartedAt))
 		b.WriteString(`,"materializer_lease_path":`)
 		if !c.hasLeasePath {
 			b.WriteString("null")
 		} else {
-			writeJSONString(&b, c.MaterializerLeasePath)
+			serdejson.WriteString(&b, c.MaterializerLeasePath)
 		}
 		b.WriteString("}")
 	}
@@ -127,7 +128,7 @@ func (r *Record) Marshal() []byte {
 		if i > 0 {
 			b.WriteString(",")
 		}
-		writeJSONString(&b, id)
+		serdejson.WriteString(&b, id)
 	}
 	b.WriteString("]}")
 	return []byte(b.String())
@@ -157,38 +158,4 @@ func pad(n, width int) string {
 		s = "0" + s
 	}
 	return s
-}
-
-// writeJSONString writes s as serde_json does: only '"', '\\' and control
-// characters are escaped (\b \t \n \f \r short forms, others \u00xx in
-// lowercase hex); '<', '>', '&', DEL and non-ASCII are written as is.
-func writeJSONString(b *strings.Builder, s string) {
-	const hex = "0123456789abcdef"
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"':
-			b.WriteString(`\"`)
-		case c == '\\':
-			b.WriteString(`\\`)
-		case c == '\b':
-			b.WriteString(`\b`)
-		case c == '\t':
-			b.WriteString(`\t`)
-		case c == '\n':
-			b.WriteString(`\n`)
-		case c == '\f':
-			b.WriteString(`\f`)
-		case c == '\r':
-			b.WriteString(`\r`)
-		case c < 0x20:
-			b.WriteString(`\u00`)
-			b.WriteByte(hex[c>>4])
-			b.WriteByte(hex[c&0xf])
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('"')
 }

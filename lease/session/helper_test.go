@@ -189,8 +189,11 @@ func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
 }
 
 // testOwner is SessionLeaseOwner::new for tests.
+// testOwner is a record registered a second ago by this process: a real
+// registration made in the same millisecond would get the same token (and
+// path), which would make "was the old record pruned?" unanswerable.
 func testOwner(sid ID, oc OwnerContext) Owner {
-	return newOwner(sid, &oc, os.Getpid(), time.Now(), currentExe)
+	return newOwner(sid, &oc, os.Getpid(), time.Now().Add(-time.Second), currentExe)
 }
 
 // writePretty writes o as fs::write(serde_json::to_vec_pretty(o)) would:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/leasewrap/leasewrap/internal/serdejson"
 	"io"
 	"strconv"
 	"unicode/utf8"
@@ -39,7 +40,7 @@ func EncodeOwner(o *Owner) ([]byte, error) {
 			b.WriteString(",")
 		}
 		b.WriteString("\n  ")
-		writeJSONString(&b, ownerFields[i])
+		serdejson.WriteString(&b, ownerFields[i])
 		b.WriteString(": ")
 	}
 	var err error
@@ -59,7 +60,7 @@ func EncodeOwner(o *Owner) ([]byte, error) {
 			}
 			return
 		}
-		writeJSONString(&b, *v)
+		serdejson.WriteString(&b, *v)
 	}
 	u32 := func(i int, v *uint32) {
 		field(i)
@@ -90,40 +91,6 @@ func EncodeOwner(o *Owner) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
-}
-
-// writeJSONString is serde_json's format_escaped_str: only '"', '\\' and
-// the C0 controls are escaped (\b \t \n \f \r short, the rest \u00xx in
-// lower case); everything else, including DEL and non-ASCII, is written raw.
-func writeJSONString(b *bytes.Buffer, s string) {
-	const hexDigits = "0123456789abcdef"
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"':
-			b.WriteString(`\"`)
-		case c == '\\':
-			b.WriteString(`\\`)
-		case c == '\b':
-			b.WriteString(`\b`)
-		case c == '\t':
-			b.WriteString(`\t`)
-		case c == '\n':
-			b.WriteString(`\n`)
-		case c == '\f':
-			b.WriteString(`\f`)
-		case c == '\r':
-			b.WriteString(`\r`)
-		case c < 0x20:
-			b.WriteString(`\u00`)
-			b.WriteByte(hexDigits[c>>4])
-			b.WriteByte(hexDigits[c&0xf])
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('"')
 }
 
 // DecodeOwner decodes an owner record at least as strictly as the seed's
