@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# make bench: builds leasewrap and the benchmark driver, installs what they
+# need (flock(1), strace), then runs the Go benchmarks, the syscall counts
+# and the process-level measurements, writing everything to one Markdown
+# report (default bench/out/report.md) and to stdout.
+#
+#   bench/run.sh                 full run (about 12 minutes on 2 cores)
+#   BENCH_QUICK=1 bench/run.sh   short run (about 3 minutes), same tables
+#   BENCH_N=400 bench/run.sh     more overhead rounds (others scale from it)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need() { command -v "$1" >/dev/null 2>&1; }
+missing=()
+need flock  || missing+=(util-linux)
+need strace || missing+=(strace)
+if [ ${#missing[@]} -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+GO=${GO:-go}
+out=${BENCH_OUT:-bench/out}
+mkdir -p "$out"
+bin="$out/leasewrap"
+# The same build as `make build`.
+$GO build -trimpath -ldflags '-s -w' -o "$bin" ./cmd/leasewrap
+$GO build -o "$out/lwbench" ./bench/lwbench
+
+n=${BENCH_N:-200}
+args=(-bin "$bin" -n "$n")
+benchtime=${BENCH_TIME:-2s}
+if [ -n "${BENCH_QUICK:-}" ]; then
+  args+=(-quick -honest 0)
+  benchtime=0.5s
+fi
+
+report="$out/report.md"
+{
+  echo "# leasewrap benchmarks"
+  echo
+  echo "Commit $(git describe --always --dirty 2>/dev/null || echo unknown); $(nproc) CPUs; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'); kernel $(uname -r); $($GO version)."
+  echo
+  echo "## In-process acquire/release (go test -bench, -benchmem)"
+  echo
+  echo '```'
+  $GO test -run '^$' -bench . -benchmem -benchtime "$benchtime" -count 1 \
+    ./lease/claim ./lease/reserve ./lease/session 2>&1 | grep -E '^(Benchmark|ok|FAIL|---)' || true
+  echo '```'
+  echo
+  bench/strace.sh "$bin"
+  "$out/lwbench" "${args[@]}"
+} | tee "$report"
+echo "report: $report" >&2

@@ -1,0 +1,111 @@
+package reserve_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/leasewrap/leasewrap/lease"
+	"github.com/leasewrap/leasewrap/lease/reserve"
+)
+
+func benchLocker(b *testing.B, home, key string) *reserve.Locker {
+	b.Helper()
+	l, err := reserve.NewLocker(reserve.LockerConfig{Key: key, Home: home, Host: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return l
+}
+
+// BenchmarkLockerAcquireFinish reserves a key and releases it again (a
+// failed run, which is not published), the in-process part of
+// `leasewrap reserve run` for a new key.
+func BenchmarkLockerAcquireFinish(b *testing.B) {
+	l := benchLocker(b, b.TempDir(), "bench-key")
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		ls, err := l.Acquire(ctx, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := ls.Finish(ctx, lease.Result{ExitCode: 1}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLockerAcquirePublish reserves a fresh key per iteration and
+// publishes its manifest (a successful run).
+func BenchmarkLockerAcquirePublish(b *testing.B) {
+	home := b.TempDir()
+	ctx := context.Background()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		l := benchLocker(b, home, "bench-key-"+itoa(i))
+		ls, err := l.Acquire(ctx, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := ls.Finish(ctx, lease.Result{ExitCode: 0, Argv: []string{"true"}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLockerAcquireReplay is an attempt on a published key: the
+// already-done path.
+func BenchmarkLockerAcquireReplay(b *testing.B) {
+	home := b.TempDir()
+	ctx := context.Background()
+	l := benchLocker(b, home, "bench-done")
+	ls, err := l.Acquire(ctx, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := ls.Finish(ctx, lease.Result{ExitCode: 0, Argv: []string{"true"}}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		var replay *lease.ReplayError
+		if _, err := l.Acquire(ctx, 0); !errors.As(err, &replay) {
+			b.Fatalf("want *lease.ReplayError, have %v", err)
+		}
+	}
+}
+
+// BenchmarkLockerAcquireHeld is one failed attempt on a key in flight:
+// what a waiting wrapper pays per retry.
+func BenchmarkLockerAcquireHeld(b *testing.B) {
+	home := b.TempDir()
+	ctx := context.Background()
+	ls, err := benchLocker(b, home, "bench-held").Acquire(ctx, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ls.Finish(ctx, lease.Result{ExitCode: 1})
+	waiter := benchLocker(b, home, "bench-held")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := waiter.Acquire(ctx, 0); !errors.Is(err, lease.ErrHeld) {
+			b.Fatalf("want ErrHeld, have %v", err)
+		}
+	}
+}
+
+func itoa(i int) string {
+	if i == 0 {
+		return "0"
+	}
+	var buf [20]byte
+	n := len(buf)
+	for ; i > 0; i /= 10 {
+		n--
+		buf[n] = byte('0' + i%10)
+	}
+	return string(buf[n:])
+}

@@ -1,0 +1,63 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/leasewrap/leasewrap/lease"
+	"github.com/leasewrap/leasewrap/lease/session"
+)
+
+func benchLocker(b *testing.B, root, instance string) *session.Locker {
+	b.Helper()
+	epoch := uint32(6)
+	l, err := session.NewLocker(session.LockerConfig{
+		SessionID: session.MustParseID("5f0c6d4e-3b1a-4f59-9b8e-0d7f2a9c1e42"),
+		Root:      root,
+		OwnerContext: session.OwnerContext{
+			StorageWriterEpoch: &epoch,
+			DaemonInstanceID:   session.Some(instance),
+		},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return l
+}
+
+// BenchmarkLockerAcquireFinish registers an owner and removes it again,
+// the in-process part of `leasewrap session run`.
+func BenchmarkLockerAcquireFinish(b *testing.B) {
+	l := benchLocker(b, b.TempDir(), "bench")
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		ls, err := l.Acquire(ctx, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := ls.Finish(ctx, lease.Result{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLockerAcquireHeld is one failed attempt on a session owned by
+// another instance: what a waiting wrapper pays per retry.
+func BenchmarkLockerAcquireHeld(b *testing.B) {
+	root := b.TempDir()
+	ctx := context.Background()
+	ls, err := benchLocker(b, root, "holder").Acquire(ctx, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ls.Finish(ctx, lease.Result{})
+	waiter := benchLocker(b, root, "waiter")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := waiter.Acquire(ctx, 0); !errors.Is(err, lease.ErrHeld) {
+			b.Fatalf("want ErrHeld, have %v", err)
+		}
+	}
+}
