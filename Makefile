@@ -27,5 +27,11 @@ lint: vet fmt-check
 demo: build
 	./examples/demo.sh $(BIN)
 
+# Benchmarks: Go benchmarks, syscall counts and the process-level driver
+# (bench/lwbench) against flock(1) and bare exec; report in bench/out/.
+# BENCH_QUICK=1 for a short run. See docs/PERFORMANCE.md.
+bench:
+	GO=$(GO) bash bench/run.sh
+
 clean:
 	rm -rf bin
