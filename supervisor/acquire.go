@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"os/signal"
 	"syscall"
 	"time"
@@ -151,13 +150,9 @@ func (c *Config) attempt(ctx context.Context) (*acquired, error) {
 		return nil, err
 	}
 
-	cmd, err := c.prepare(h)
-	if err != nil {
-		return nil, err
-	}
 	unlock := lockThread()
 	defer unlock()
-	ch, err := c.startStopped(cmd)
+	ch, err := c.startStopped(h)
 	if err != nil {
 		return nil, err
 	}
@@ -184,9 +179,14 @@ func (c *Config) attempt(ctx context.Context) (*acquired, error) {
 	return &acquired{lease: ls, child: ch, at: at}, nil
 }
 
-// startStopped starts cmd stopped before its first instruction, by ptrace
-// or through the exec gate as c.Anchor says.
-func (c *Config) startStopped(cmd *exec.Cmd) (*child, error) {
+// startStopped starts the command stopped before its first instruction,
+// by ptrace or through the exec gate as c.Anchor says. Each try builds a
+// fresh exec.Cmd: a refused ptrace start leaves its Cmd used up.
+func (c *Config) startStopped(h inherit.Handover) (*child, error) {
+	cmd, err := c.prepare(h)
+	if err != nil {
+		return nil, err
+	}
 	mode := c.Anchor
 	if mode == AnchorAuto && !mayTrace(cmd.Path) {
 		mode = AnchorGate
@@ -197,12 +197,12 @@ func (c *Config) startStopped(cmd *exec.Cmd) (*child, error) {
 			return ch, err
 		}
 		c.Logger.Debug("ptrace refused; using the exec gate", "err", err)
-		cmd.SysProcAttr.Ptrace = false
-		cmd.Process = nil
+		if cmd, err = c.prepare(h); err != nil {
+			return nil, err
+		}
 	}
 	exe := c.gateExe
 	if exe == "" {
-		var err error
 		if exe, err = os.Executable(); err != nil {
 			return nil, fmt.Errorf("supervisor: find leasewrap's own executable for the exec gate: %w", err)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -269,5 +270,42 @@ func TestClaimRunChildEnvironmentAndDescriptors(t *testing.T) {
 		if fd, ok := strings.CutPrefix(line, "fd "); ok && !want[fd] {
 			t.Errorf("descriptor %s leaked into the child:\n%s", fd, out)
 		}
+	}
+}
+
+// TestClaimRunFallsBackToTheGateWhenPtraceIsRefused runs leasewrap under
+// strace -f: the child already has a tracer, PTRACE_TRACEME fails, and
+// --anchor auto must start the command through the exec gate instead
+// (regression: it reused the spent exec.Cmd and exited 70).
+func TestClaimRunFallsBackToTheGateWhenPtraceIsRefused(t *testing.T) {
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		t.Skip("strace not installed; .ci/run installs it")
+	}
+	root, env := claimEnv(t)
+	script := fmt.Sprintf(`read -r _ < /dev/null; grep '^pid:' %s; echo "me: $$"`, claimFile(root, "job"))
+	cmd := exec.Command(strace, "-f", "-o", "/dev/null", os.Args[0], "claim", "run", "job", "--root", root, "--log-level", "debug", "--", "sh", "-c", script)
+	cmd.Env = append(os.Environ(), append(env, asMainEnv+"=1")...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		if strings.Contains(string(out), "PTRACE_TRACEME") || strings.Contains(string(out), "ptrace(") {
+			t.Skipf("strace cannot trace here: %s", out)
+		}
+		t.Fatalf("under strace: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "ptrace refused; using the exec gate") {
+		t.Fatalf("want the gate fallback logged, have:\n%s", out)
+	}
+	var recorded, me string
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(line, "pid: "); ok {
+			recorded = v
+		}
+		if v, ok := strings.CutPrefix(line, "me: "); ok {
+			me = v
+		}
+	}
+	if recorded == "" || recorded != me {
+		t.Fatalf("want the claim to name the command's own pid, have claim pid %q, command pid %q\n%s", recorded, me, out)
 	}
 }
