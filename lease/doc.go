@@ -7,7 +7,7 @@
 // lease/session) and is a wire-exact peer of an existing on-disk protocol.
 // A distributed backend (etcd) is meant to be one more implementation of
 // Locker and Lease; nothing here assumes a local file system except the
-// optional File and WatchPaths hooks.
+// optional File and Watches hooks.
 //
 // What is NOT guaranteed: every local kind relies on advisory locks
 // (flock(2), link(2)/rename(2) atomicity) and on liveness rules that hold on

@@ -43,11 +43,20 @@ type Locker interface {
 	// must leave every record it did not create untouched.
 	Acquire(ctx context.Context, pid int) (Lease, error)
 
-	// WatchPaths lists directories whose changes may mean the lease became
-	// free (a record removed, renamed, published). Waiters watch them
-	// (inotify) between attempts and fall back to jittered polling, so an
-	// empty list is valid but slow.
-	WatchPaths() []string
+	// Watches lists the directory entries whose changes may mean the lease
+	// became free (a record removed, renamed, published, a lock file's last
+	// writer closed). Waiters watch them (inotify) between attempts and fall
+	// back to jittered polling, so an empty list is valid but slow. A
+	// kind's own failed attempt must not change a watched entry, or its
+	// waiters wake themselves.
+	Watches() []Watch
+}
+
+// Watch names a directory and the entries in it that matter; no Names
+// means every entry.
+type Watch struct {
+	Dir   string
+	Names []string
 }
 
 // Lease is a held lease. All methods are called from the supervisor's

@@ -1,53 +1,74 @@
 package lease
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// Watcher reports changes in a set of directories, so a waiter can retry
-// an acquisition the moment a holder lets go instead of sleeping through it.
-// Events are queued from NewWatcher on: create the Watcher before the first
-// attempt and no release between an attempt and the next Wait is missed.
+// Watcher wakes a waiter when a lease may have become free: a watched
+// directory entry changed, or a watched process exited. Events are queued
+// from NewWatcher on: create the Watcher before the first attempt and no
+// release between an attempt and the next Wait is missed.
 //
 // A Watcher is not safe for concurrent use.
 type Watcher struct {
-	fd int // inotify descriptor, -1 when no directory could be watched
-	ev int // eventfd that wakes Wait when its context ends
+	fd    int                       // inotify descriptor, -1 when nothing could be watched
+	ev    int                       // eventfd that wakes Wait when its context ends
+	names map[int32]map[string]bool // per watch descriptor, the names that matter (nil: all)
+	pidfd int                       // the watched holder process, -1 if none
+	pids  map[int]bool              // pids already watched once (a fired pidfd stays readable)
 }
 
-// watchMask is every change that can free a lease: a record removed,
-// renamed away or into place, rewritten, or a lock file closed.
+// watchMask is every change that can free a lease: an entry removed,
+// renamed away or into place, created, or closed after writing (the last
+// close of a lock file's description, which is when its flock goes).
 const watchMask = unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
-	unix.IN_CREATE | unix.IN_CLOSE_WRITE | unix.IN_ATTRIB | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF
+	unix.IN_CREATE | unix.IN_CLOSE_WRITE | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR
 
-// NewWatcher watches dirs. Directories that do not exist (yet) or cannot be
+// NewWatcher watches ws. Directories that do not exist or cannot be
 // watched are skipped: Wait then degrades to its timeout, which callers
 // bound, so a missing watch costs latency, never correctness.
-func NewWatcher(dirs []string) (*Watcher, error) {
+func NewWatcher(ws []Watch) (*Watcher, error) {
 	ev, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
 		return nil, fmt.Errorf("lease: eventfd: %w", err)
 	}
-	w := &Watcher{fd: -1, ev: ev}
-	if len(dirs) == 0 {
+	w := &Watcher{fd: -1, ev: ev, pidfd: -1, names: map[int32]map[string]bool{}, pids: map[int]bool{}}
+	if len(ws) == 0 {
 		return w, nil
 	}
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
 		return w, nil // inotify unavailable (limits): poll instead
 	}
-	watched := 0
-	for _, d := range dirs {
-		if _, err := unix.InotifyAddWatch(fd, d, watchMask); err == nil {
-			watched++
+	for _, x := range ws {
+		wd, err := unix.InotifyAddWatch(fd, x.Dir, watchMask)
+		if err != nil {
+			continue
+		}
+		if len(x.Names) == 0 {
+			w.names[int32(wd)] = nil
+			continue
+		}
+		set, seen := w.names[int32(wd)]
+		if seen && set == nil {
+			continue // already watching every entry
+		}
+		if set == nil {
+			set = map[string]bool{}
+			w.names[int32(wd)] = set
+		}
+		for _, n := range x.Names {
+			set[n] = true
 		}
 	}
-	if watched == 0 {
+	if len(w.names) == 0 {
 		unix.Close(fd)
 		return w, nil
 	}
@@ -55,61 +76,117 @@ func NewWatcher(dirs []string) (*Watcher, error) {
 	return w, nil
 }
 
-// Wait blocks until a watched directory changed, max passed, or ctx ended;
-// it returns ctx.Err() only in the last case. Queued events are drained, so
-// one change wakes one Wait.
-func (w *Watcher) Wait(ctx context.Context, max time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
+// WatchPID makes the next Wait also end when process pid exits (a holder
+// whose death frees the lease). Each pid is watched once: an exited
+// process's pidfd stays readable, so it is dropped after it fired. Errors
+// (no pidfd support, pid gone) only mean Wait falls back to its timeout.
+func (w *Watcher) WatchPID(pid int) {
+	if pid <= 0 || w.pids[pid] {
+		return
 	}
-	if d, ok := ctx.Deadline(); ok && time.Until(d) < max {
-		max = time.Until(d)
+	w.pids[pid] = true
+	w.closePID()
+	if fd, err := unix.PidfdOpen(pid, 0); err == nil {
+		unix.CloseOnExec(fd)
+		w.pidfd = fd
+	}
+}
+
+func (w *Watcher) closePID() {
+	if w.pidfd >= 0 {
+		unix.Close(w.pidfd)
+		w.pidfd = -1
+	}
+}
+
+// Wait blocks until a watched entry changed, the watched process exited,
+// limit passed, or ctx ended; it returns ctx.Err() only in the last case,
+// and reports whether something happened (false: limit passed).
+func (w *Watcher) Wait(ctx context.Context, limit time.Duration) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	deadline := time.Now().Add(limit)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
 	}
 	stop := context.AfterFunc(ctx, func() {
-		var one = [8]byte{1}
+		one := [8]byte{1}
 		unix.Write(w.ev, one[:])
 	})
 	defer stop()
-
-	fds := []unix.PollFd{{Fd: int32(w.ev), Events: unix.POLLIN}}
-	if w.fd >= 0 {
-		fds = append(fds, unix.PollFd{Fd: int32(w.fd), Events: unix.POLLIN})
-	}
-	deadline := time.Now().Add(max)
 	for {
-		ms := int(time.Until(deadline).Milliseconds())
-		if ms < 0 {
-			ms = 0
+		fds := []unix.PollFd{{Fd: int32(w.ev), Events: unix.POLLIN}}
+		if w.fd >= 0 {
+			fds = append(fds, unix.PollFd{Fd: int32(w.fd), Events: unix.POLLIN})
 		}
+		if w.pidfd >= 0 {
+			fds = append(fds, unix.PollFd{Fd: int32(w.pidfd), Events: unix.POLLIN})
+		}
+		ms := max(int(time.Until(deadline).Milliseconds()), 0)
 		n, err := unix.Poll(fds, ms)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("lease: poll watcher: %w", err)
+			return false, fmt.Errorf("lease: poll watcher: %w", err)
 		}
 		if n == 0 {
-			return nil
+			return false, nil
 		}
 		if fds[0].Revents != 0 {
 			var buf [8]byte
 			unix.Read(w.ev, buf[:])
 			if err := ctx.Err(); err != nil {
-				return err
+				return false, err
 			}
 		}
-		if len(fds) > 1 && fds[1].Revents != 0 {
-			w.drain()
-			return nil
+		woke := false
+		for _, p := range fds[1:] {
+			switch {
+			case p.Revents == 0:
+			case int(p.Fd) == w.pidfd:
+				w.closePID()
+				woke = true
+			case int(p.Fd) == w.fd:
+				woke = w.drain() || woke
+			}
+		}
+		if woke {
+			return true, nil
 		}
 	}
 }
 
-func (w *Watcher) drain() {
-	var buf [4096]byte
+// drain reads the queued inotify events and reports whether any of them
+// concerns a watched name.
+func (w *Watcher) drain() bool {
+	var buf [8192]byte
+	relevant := false
 	for {
-		if n, err := unix.Read(w.fd, buf[:]); n <= 0 || err != nil {
-			return
+		n, err := unix.Read(w.fd, buf[:])
+		if n <= 0 || err != nil {
+			return relevant
+		}
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			name := buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+int(ev.Len)]
+			off += unix.SizeofInotifyEvent + int(ev.Len)
+			set, ok := w.names[ev.Wd]
+			switch {
+			case !ok:
+				// IN_IGNORED of a removed watch, or overflow: wake to be safe.
+				relevant = true
+			case set == nil || ev.Len == 0:
+				relevant = true
+			default:
+				if i := bytes.IndexByte(name, 0); i >= 0 {
+					name = name[:i]
+				}
+				if set[string(name)] {
+					relevant = true
+				}
+			}
 		}
 	}
 }
@@ -124,5 +201,6 @@ func (w *Watcher) Close() error {
 		unix.Close(w.ev)
 		w.ev = -1
 	}
+	w.closePID()
 	return nil
 }

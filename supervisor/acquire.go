@@ -97,7 +97,7 @@ func (c *Config) attemptLoop(ctx context.Context) (*acquired, error) {
 	var w *lease.Watcher
 	if c.Wait > 0 {
 		var err error
-		if w, err = lease.NewWatcher(c.Locker.WatchPaths()); err != nil {
+		if w, err = lease.NewWatcher(c.Locker.Watches()); err != nil {
 			return nil, err
 		}
 		defer w.Close()
@@ -118,12 +118,35 @@ func (c *Config) attemptLoop(ctx context.Context) (*acquired, error) {
 		if attempt == 1 {
 			c.Logger.Info("lease held; waiting", "kind", c.Locker.Kind(), "key", c.Locker.Key(), "wait", c.Wait, "reason", err.Error())
 		}
+		var held *lease.HeldError
+		if errors.As(err, &held) && c.localHolder(held) {
+			w.WatchPID(held.PID) // its exit may free the lease
+		}
 		sleep := min(backoff/2+time.Duration(rand.Int64N(int64(backoff))), left)
-		if err := w.Wait(ctx, sleep); err != nil {
+		c.Logger.Debug("lease still held; retrying", "attempt", attempt, "max_sleep", sleep)
+		woke, err := w.Wait(ctx, sleep)
+		if err != nil {
 			return nil, err
 		}
-		backoff = min(backoff*2, backoffMax)
+		if woke {
+			backoff = backoffMin // a real change: the next one may be soon too
+		} else {
+			backoff = min(backoff*2, backoffMax)
+		}
 	}
+}
+
+// localHolder reports whether a holder's pid names a process on this host
+// (the kind said no host, or ours).
+func (c *Config) localHolder(h *lease.HeldError) bool {
+	if h.PID <= 0 {
+		return false
+	}
+	if h.Host == "" {
+		return true
+	}
+	host, err := os.Hostname()
+	return err == nil && host == h.Host
 }
 
 // attempt makes one acquisition attempt and, on success, starts the child.

@@ -26,12 +26,14 @@ type fileKind struct {
 	ttl              time.Duration
 }
 
-func (k *fileKind) Kind() string         { return "testfile" }
-func (k *fileKind) Key() string          { return k.key }
-func (k *fileKind) Holder() string       { return k.holder }
-func (k *fileKind) Anchored() bool       { return k.anchored }
-func (k *fileKind) WatchPaths() []string { return []string{k.dir} }
-func (k *fileKind) path() string         { return filepath.Join(k.dir, k.key+".lease") }
+func (k *fileKind) Kind() string   { return "testfile" }
+func (k *fileKind) Key() string    { return k.key }
+func (k *fileKind) Holder() string { return k.holder }
+func (k *fileKind) Anchored() bool { return k.anchored }
+func (k *fileKind) Watches() []lease.Watch {
+	return []lease.Watch{{Dir: k.dir, Names: []string{k.key + ".lease"}}}
+}
+func (k *fileKind) path() string { return filepath.Join(k.dir, k.key+".lease") }
 
 func (k *fileKind) Acquire(ctx context.Context, pid int) (lease.Lease, error) {
 	if pid == 0 {

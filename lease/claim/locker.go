@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/leasewrap/leasewrap/lease"
@@ -117,17 +118,19 @@ func (l *Locker) Acquire(ctx context.Context, pid int) (lease.Lease, error) {
 	return &claimLease{l: l, pid: acq.Record.PID, path: acq.Path}, nil
 }
 
-// WatchPaths is the claims directory, created if needed so it can be
-// watched.
-func (l *Locker) WatchPaths() []string {
-	dir, err := l.claims.Dir(l.cfg.Key)
+// Watches is the claim file in its directory (created if needed so it can
+// be watched): released, archived or replaced. A failed attempt never
+// changes that name (its temp file has another, and link(2) fails).
+func (l *Locker) Watches() []lease.Watch {
+	path, err := l.claims.Path(l.cfg.Key)
 	if err != nil {
 		return nil
 	}
+	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil
 	}
-	return []string{dir}
+	return []lease.Watch{{Dir: dir, Names: []string{filepath.Base(path)}}}
 }
 
 type claimLease struct {

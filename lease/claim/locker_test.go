@@ -180,14 +180,14 @@ func TestLockerPIDClaimLostWhenReanchoredOrCorrupted(t *testing.T) {
 	}
 }
 
-func TestLockerWatchPathsCreatesClaimsDir(t *testing.T) {
+func TestLockerWatchesTheClaimFileAndCreatesItsDir(t *testing.T) {
 	root := t.TempDir()
 	l := newTestLocker(t, LockerConfig{Key: "session:w", Holder: "h", Root: root})
-	paths := l.WatchPaths()
-	if len(paths) != 1 || paths[0] != claimsDir(root) {
-		t.Fatalf("want [%s], have %v", claimsDir(root), paths)
+	ws := l.Watches()
+	if len(ws) != 1 || ws[0].Dir != claimsDir(root) || len(ws[0].Names) != 1 || ws[0].Names[0] != "session%3Aw.lock" {
+		t.Fatalf("want the claim file session%%3Aw.lock in %s, have %+v", claimsDir(root), ws)
 	}
-	if fi, err := os.Stat(paths[0]); err != nil || !fi.IsDir() {
+	if fi, err := os.Stat(ws[0].Dir); err != nil || !fi.IsDir() {
 		t.Errorf("want the directory created, have %v", err)
 	}
 }

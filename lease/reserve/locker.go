@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/leasewrap/leasewrap/internal/fault"
@@ -82,14 +83,22 @@ func (l *Locker) Holder() string { return l.holder }
 // the child inherits the materializer lease.
 func (l *Locker) Anchored() bool { return false }
 
-// WatchPaths are <home>/idempotency and <home>/runs, created if needed.
-func (l *Locker) WatchPaths() []string {
+// Watches are the key's record (released, reclaimed), the runs directory
+// (a run published) and the materializer leases (the last descriptor of a
+// creator's lease closed: its flock is gone). Directories are created if
+// needed. A failed attempt only opens the key's .lock (another name) and
+// probes leases read-only, so it never wakes its own waiter.
+func (l *Locker) Watches() []lease.Watch {
 	lay := l.store.Layout()
-	dirs := []string{lay.IdempotencyDir(), lay.RunsDir()}
-	for _, d := range dirs {
-		os.MkdirAll(d, 0o777)
+	ws := []lease.Watch{
+		{Dir: lay.IdempotencyDir(), Names: []string{filepath.Base(l.store.RecordPath(l.key))}},
+		{Dir: lay.RunsDir()},
+		{Dir: lay.MaterializerDir()},
 	}
-	return dirs
+	for _, w := range ws {
+		os.MkdirAll(w.Dir, 0o777)
+	}
+	return ws
 }
 
 // Acquire tries once to reserve the key (see the package doc for the

@@ -78,9 +78,9 @@ func TestLockerFreshAcquireWritesCreatorAndHoldsLease(t *testing.T) {
 	if _, err := l.Acquire(context.Background(), 0); !errors.Is(err, lease.ErrHeld) {
 		t.Fatalf("second acquire while held: want ErrHeld, have %v", err)
 	}
-	for _, d := range l.WatchPaths() {
-		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
-			t.Fatalf("watch path %s: %v", d, err)
+	for _, w := range l.Watches() {
+		if fi, err := os.Stat(w.Dir); err != nil || !fi.IsDir() {
+			t.Fatalf("watch dir %s: %v", w.Dir, err)
 		}
 	}
 }

@@ -106,14 +106,21 @@ func (l Liveness) String() string {
 
 // MaterializerLiveness tries to lock the lease file at path: obtained →
 // Dead (the try lock is dropped at once), would block → Live, missing or
-// any other error → Unverifiable. The file is opened read-write without
-// following a symlink and never created.
+// any other error (a directory or other non-regular file too) →
+// Unverifiable. The file is opened without following a symlink and never
+// created.
 func MaterializerLiveness(path string) Liveness {
-	f, err := os.OpenFile(path, os.O_RDWR|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	// Read-only: flock(2) does not care, and closing a descriptor opened
+	// for writing would wake every waiter watching the directory (inotify
+	// IN_CLOSE_WRITE) as if the creator had let go.
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return Unverifiable
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return Unverifiable
+	}
 	switch err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); {
 	case err == nil:
 		unix.Flock(int(f.Fd()), unix.LOCK_UN) // our own, unshared descriptor

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/leasewrap/leasewrap/lease"
@@ -81,18 +80,20 @@ func (l *Locker) Holder() string {
 // Anchored is false: see Locker.
 func (l *Locker) Anchored() bool { return false }
 
-// WatchPaths are the owner directory and the locks directory, created if
-// needed so they can be watched.
-func (l *Locker) WatchPaths() []string {
-	return watchPaths(l.store, l.cfg.SessionID)
+// Watches is the owner directory (created if needed so it can be
+// watched): a record removed, or an owner's last descriptor closed (its
+// flock gone). Liveness probes open records read-only, so a failed attempt
+// does not wake its own waiter. The end of a maintenance guard is not
+// watched (every attempt opens the coordinator itself): waiters notice it
+// by polling.
+func (l *Locker) Watches() []lease.Watch {
+	return watches(l.store, l.cfg.SessionID)
 }
 
-func watchPaths(s *Store, sid ID) []string {
-	dirs := []string{s.OwnerDir(sid), filepath.Dir(s.LockPath(sid))}
-	for _, d := range dirs {
-		_ = os.MkdirAll(d, 0o777) // a directory that cannot be made is polled instead
-	}
-	return dirs
+func watches(s *Store, sid ID) []lease.Watch {
+	dir := s.OwnerDir(sid)
+	_ = os.MkdirAll(dir, 0o777) // a directory that cannot be made is polled instead
+	return []lease.Watch{{Dir: dir}}
 }
 
 // Acquire registers the owner once (pid is ignored). A live incompatible

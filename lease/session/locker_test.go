@@ -46,9 +46,9 @@ func TestNewLockerValidates(t *testing.T) {
 	if l.Kind() != "session" || l.Anchored() || l.Key() != sid.String() || l.Holder() != "a" {
 		t.Errorf("want session/unanchored/%s/a, have %s/%v/%s/%s", sid, l.Kind(), l.Anchored(), l.Key(), l.Holder())
 	}
-	for _, d := range l.WatchPaths() {
-		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
-			t.Errorf("want watch path %s created, have %v", d, err)
+	for _, w := range l.Watches() {
+		if fi, err := os.Stat(w.Dir); err != nil || !fi.IsDir() {
+			t.Errorf("want watch dir %s created, have %v", w.Dir, err)
 		}
 	}
 }

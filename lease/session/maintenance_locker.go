@@ -54,9 +54,9 @@ func (l *MaintenanceLocker) Holder() string { return l.cfg.Holder }
 // Anchored is false.
 func (l *MaintenanceLocker) Anchored() bool { return false }
 
-// WatchPaths are the owner directory and the locks directory.
-func (l *MaintenanceLocker) WatchPaths() []string {
-	return watchPaths(l.store, l.cfg.SessionID)
+// Watches is the owner directory: maintenance waits for owners to go.
+func (l *MaintenanceLocker) Watches() []lease.Watch {
+	return watches(l.store, l.cfg.SessionID)
 }
 
 // Acquire takes the maintenance guard once. A remaining live owner or a busy

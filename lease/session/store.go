@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"golang.org/x/sys/unix"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -251,7 +252,10 @@ func ClassifyLiveness(path string, o *Owner) Liveness { return classifyLiveness(
 func classifyLiveness(path string, o *Owner) Liveness {
 	switch o.SchemaVersion {
 	case 3:
-		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		// Read-only: flock(2) does not care, and closing a descriptor
+		// opened for writing would wake every waiter watching the
+		// directory (inotify IN_CLOSE_WRITE) for nothing.
+		f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return Stale
@@ -259,6 +263,9 @@ func classifyLiveness(path string, o *Owner) Liveness {
 			return Unverifiable
 		}
 		defer f.Close()
+		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+			return Unverifiable // a directory or FIFO is no lockable record
+		}
 		ok, err := tryLock(f, lockEX)
 		switch {
 		case err != nil:

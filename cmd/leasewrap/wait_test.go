@@ -1,0 +1,47 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestWaitersSleepWhileTheLeaseIsHeld checks that a waiter does not spin:
+// its own failed attempts must not wake its directory watch (they used to,
+// and a claim waiter burned most of a core forking stopped children). While
+// a holder keeps the lease for about a second, the waiter's back-off grows
+// towards its 250 ms cap, about ten attempts; a spinning waiter makes
+// hundreds. The bound is generous: it counts attempts, not time.
+func TestWaitersSleepWhileTheLeaseIsHeld(t *testing.T) {
+	dir := t.TempDir()
+	root, env := claimEnv(t)
+	_, renv := reserveEnv(t)
+	env = append(env, renv...)
+	sroot := sessionRoot(t)
+	for _, tc := range []struct {
+		kind string
+		args []string
+	}{
+		{"claim", []string{"claim", "run", "job", "--root", root}},
+		{"reservation", []string{"reserve", "run", "job"}},
+		{"session", []string{"session", "run", testSID, "--root", sroot, "--epoch", "6"}},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			ready := filepath.Join(dir, tc.kind+".ready")
+			holder := startLW(t, env, append(tc.args, "--", "sh", "-c", "touch "+ready+"; sleep 1.2")...)
+			waitFor(t, "holder's child", func() bool { return exists(ready) })
+			waiter := startLW(t, env, append(tc.args, "--wait", "20s", "--log-level", "debug", "--", "true")...)
+			if have := holder.wait(t); have != 0 {
+				t.Fatalf("holder: want 0, have %d\n%s", have, &holder.stderr)
+			}
+			if have := waiter.wait(t); have != 0 {
+				t.Fatalf("waiter: want 0 (ran, or replayed the published run), have %d\n%s", have, &waiter.stderr)
+			}
+			attempts := strings.Count(waiter.stderr.String(), "lease still held; retrying")
+			if attempts == 0 || attempts > 40 {
+				t.Fatalf("want the waiter to back off (a few attempts), have %d attempts in about a second\n%s", attempts, &waiter.stderr)
+			}
+			t.Logf("%s waiter: %d attempts", tc.kind, attempts)
+		})
+	}
+}
