@@ -91,6 +91,10 @@ func removeReaped(path string, c *Claims) {
 // steal is set. ok is false on timeout (a live holder past the deadline).
 func (c *Claims) acquireDirMutex(ctx context.Context, lockDir string, timeout time.Duration, steal bool) (string, bool) {
 	deadline := time.Now().Add(timeout)
+	// The seed polls every 100 ms; these mutexes are held for well under a
+	// millisecond, so start at 1 ms and double up to that (only the retry
+	// timing differs, never the protocol).
+	poll := time.Millisecond
 	for {
 		err := os.Mkdir(lockDir, 0o755)
 		if err == nil {
@@ -102,16 +106,22 @@ func (c *Claims) acquireDirMutex(ctx context.Context, lockDir string, timeout ti
 		if !time.Now().Before(deadline) {
 			return "", false
 		}
-		if !sleepCtx(ctx, min(dirMutexPoll, time.Until(deadline))) {
+		if !sleepCtx(ctx, min(poll, time.Until(deadline))) {
 			return "", false
 		}
+		poll = min(poll*2, dirMutexPoll)
 	}
 }
 
 // releaseDirMutex removes lockDir only if token still owns it.
 func (c *Claims) releaseDirMutex(lockDir, token string) {
 	if readOwner(lockDir) == token {
-		os.RemoveAll(lockDir)
+		// unlink(owner) + rmdir is what remove_dir_all ends up doing, in 2
+		// syscalls instead of 11; anything else inside falls back to it.
+		os.Remove(filepath.Join(lockDir, "owner"))
+		if os.Remove(lockDir) != nil {
+			os.RemoveAll(lockDir)
+		}
 		return
 	}
 	c.log.Warn("claims: mutex no longer owned by us; left intact", "path", lockDir, "token", token)
