@@ -97,6 +97,10 @@ func TestBadFiles(t *testing.T) {
 	}
 	for _, tg := range targets {
 		for _, bf := range badFiles(tg.wrong, tg.new) {
+			if tg.where == "claim recovery mutex" && !long() && bf.name != "empty" && bf.name != "directory" {
+				// Each costs the 5 s a release waits for a busy mutex.
+				continue
+			}
 			t.Run(strings.ReplaceAll(tg.where, " ", "-")+"/"+bf.name, func(t *testing.T) {
 				e := newEnv(t)
 				p := tg.path(e)
@@ -120,7 +124,10 @@ func TestBadFiles(t *testing.T) {
 				case 0:
 					// Accepted: only where the planted file is a lock or
 					// mutex the protocol may tolerate, never a record.
-					if tg.record {
+					// A dangling symlink in the owner directory reads as a
+					// record that vanished (lease/session 4253586): no one
+					// can hold a flock on it, so ignoring it is safe.
+					if tg.record && !(tg.where == "session owner record" && bf.name == "dangling-symlink") {
 						t.Errorf("a bad %s was accepted and the command ran", tg.where)
 					}
 				case 65, 70, 75:

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/leasewrap/leasewrap/inherit"
+	"github.com/leasewrap/leasewrap/internal/fault"
 )
 
 // child is a started child process.
@@ -85,6 +86,7 @@ func startTraced(cmd *exec.Cmd) (*child, error) {
 		return nil, fmt.Errorf("%w %s: %w", ErrStart, cmd.Path, err)
 	}
 	ch := &child{cmd: cmd, pid: cmd.Process.Pid, pgid: cmd.Process.Pid, traced: true}
+	fault.Point("supervisor.traced-before-exitkill")
 	var ws unix.WaitStatus
 	for {
 		_, err := unix.Wait4(ch.pid, &ws, unix.WALL, nil)

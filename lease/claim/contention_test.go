@@ -38,3 +38,36 @@ func TestGivingUpOnAHeldRecoveryMutexIsAnExplainedConflict(t *testing.T) {
 		t.Fatalf("want the aged corpse stolen and the claim recovered, have %v", err)
 	}
 }
+
+// Regression (reliability race storm, two holders at once): wrapper A's
+// command exited, peer B found A's claim stale, archived it and created
+// its own under the recovery mutex, and A's Release — which had read its
+// own claim just before — removed B's new claim, so a third wrapper
+// created one too. Release now removes only under the recovery mutex,
+// re-reading inside it; when it cannot take the mutex it leaves the claim.
+func TestReleaseNeverRemovesUnderAHeldRecoveryMutex(t *testing.T) {
+	c, root := newTestClaims(t)
+	c.mutexWait = 20 * time.Millisecond
+	path := lockfile(t, root, "session:x")
+	writeRecord(t, path, record(999_999, 1, nil, systemHostname()))
+	mutex := recoveryMutex(path)
+	if err := os.Mkdir(mutex, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Release(t.Context(), "session:x", "h"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("release removed the claim while a reclaimer held the recovery mutex: %v", err)
+	}
+	os.Remove(mutex)
+	if err := c.Release(t.Context(), "session:x", "h"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("want the claim released once the mutex is free, have %v", err)
+	}
+	if _, err := os.Stat(mutex); !os.IsNotExist(err) {
+		t.Errorf("release left its recovery mutex behind: %v", err)
+	}
+}

@@ -29,6 +29,21 @@ func (c *Claims) Release(ctx context.Context, key, holder string) error {
 	if existing.Holder != holder {
 		return nil
 	}
+	// Remove under the recovery mutex, re-reading inside it: a peer that
+	// found this claim stale (its pid already dead) archives it and creates
+	// its own under the same mutex, and an unguarded read-then-remove would
+	// delete that new claim (two holders). A mutex held past the wait
+	// leaves our claim in place: its pid is dead, so it is reclaimable.
+	mutex := recoveryMutex(path)
+	tok, ok := c.acquireDirMutex(ctx, mutex, c.mutexWait, true)
+	if !ok {
+		c.log.Warn("claims: release skipped, recovery mutex busy; the claim stays until reclaimed", "path", path)
+		return nil
+	}
+	defer c.releaseDirMutex(mutex, tok)
+	if existing, err = readClaimFile(path); err != nil || existing.Holder != holder {
+		return nil
+	}
 	held := max(c.nowMs()-existing.AcquiredAt, 0)
 	fault.Point("claim.mid-release")
 	if err := os.Remove(path); err != nil {
