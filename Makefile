@@ -13,8 +13,24 @@ all: build
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/leasewrap
 
+# The whole suite, including the short reliability battery (fault points,
+# race storm, bad inputs) and the fuzz seed corpora, plus the fault-point
+# package under its build tag.
 test:
 	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -tags leasewrap_faults ./internal/fault/
+
+# The long race storm and fault runs (minutes); prints a summary.
+stress:
+	RELIABILITY_LONG=1 $(GO) test -count=1 -v -timeout 30m ./reliability/ | grep -E 'storm |blocked:|^(ok|FAIL|---)'
+
+# Every fuzz target for FUZZTIME each (default 60s).
+FUZZTIME ?= 60s
+FUZZ_TARGETS := "lease/claim FuzzParseRecord" "lease/claim FuzzKey" "lease/reserve FuzzParseRecord" \
+	"lease/reserve FuzzRunIDAndHash" "lease/reserve FuzzReadReplay" "lease/session FuzzDecodeOwner" "lease/session FuzzParseID"
+fuzz:
+	@for t in $(FUZZ_TARGETS); do set -- $$t; echo "== $$1 $$2"; \
+		$(GO) test -run '^$$' -fuzz "^$$2\$$" -fuzztime $(FUZZTIME) ./$$1 || exit 1; done
 
 vet:
 	$(GO) vet ./...

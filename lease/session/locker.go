@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"golang.org/x/sys/unix"
 	"io/fs"
 	"os"
 	"time"
@@ -137,6 +138,8 @@ func adaptError(kind string, sid ID, err error) error {
 			Detail: fmt.Sprintf("coordinator %s busy for %s (another registration or maintenance holds it)", timeout.Path, timeout.Waited.Round(time.Millisecond)),
 		}
 	case errors.As(err, &unverifiable):
+		return fmt.Errorf("%w: %v", lease.ErrRefused, err)
+	case errors.Is(err, unix.ELOOP):
 		return fmt.Errorf("%w: %v", lease.ErrRefused, err)
 	case errors.Is(err, ErrMissingWriterEpoch):
 		return fmt.Errorf("%w: %v: give the storage writer epoch", lease.ErrRefused, err)

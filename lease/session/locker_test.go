@@ -330,3 +330,28 @@ func TestInheritedDescriptorsOutliveLeasewrap(t *testing.T) {
 		t.Error("want maintenance over once the child died")
 	}
 }
+
+// A symlink planted where the coordinator lock belongs is refused (its
+// target is neither created nor locked), and the refusal is ErrRefused.
+func TestLockerRefusesASymlinkedCoordinator(t *testing.T) {
+	root := t.TempDir()
+	sid := NewID()
+	s := NewStore(root)
+	if err := os.MkdirAll(filepath.Dir(s.LockPath(sid)), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(t.TempDir(), "planted")
+	if err := os.Symlink(target, s.LockPath(sid)); err != nil {
+		t.Fatal(err)
+	}
+	l, err := NewLocker(LockerConfig{SessionID: sid, Root: root, OwnerContext: DefaultOwnerContext()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Acquire(context.Background(), 0); !errors.Is(err, lease.ErrRefused) || !strings.Contains(err.Error(), "symbolic link") {
+		t.Fatalf("want a refusal naming the symlink, have %v", err)
+	}
+	if _, err := os.Lstat(target); !os.IsNotExist(err) {
+		t.Fatalf("the symlink's target was created: %v", err)
+	}
+}
