@@ -56,6 +56,20 @@ func tryLock(f *os.File, how int) (bool, error) {
 
 // lockBounded is lock_file_bounded: try, then poll every s.lockPoll until
 // s.lockBudget has passed (a *LockTimeoutError) or ctx ends.
+// lockFile opens (creating) the lock file at path and locks it with the
+// bounded wait; on failure nothing stays open.
+func (s *Store) lockFile(ctx context.Context, path string, how int) (*os.File, error) {
+	f, err := openLockFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.lockBounded(ctx, f, path, how); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
 func (s *Store) lockBounded(ctx context.Context, f *os.File, path string, how int) error {
 	started := s.now()
 	for {

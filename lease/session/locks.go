@@ -18,12 +18,8 @@ type WriteGuard struct {
 // (the coordinator exclusive) blocks it.
 func (s *Store) AcquireWriteLock(ctx context.Context, sid ID) (*WriteGuard, error) {
 	cpath := s.LockPath(sid)
-	coordinator, err := openLockFile(cpath)
+	coordinator, err := s.lockFile(ctx, cpath, lockSH)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.lockBounded(ctx, coordinator, cpath, lockSH); err != nil {
-		coordinator.Close()
 		return nil, err
 	}
 	g, err := s.writeLock(ctx, sid)
@@ -46,12 +42,8 @@ func (m *MaintenanceGuard) AcquireWriteLock(ctx context.Context) (*WriteGuard, e
 
 func (s *Store) writeLock(ctx context.Context, sid ID) (*WriteGuard, error) {
 	path := s.WriteLockPath(sid)
-	f, err := openLockFile(path)
+	f, err := s.lockFile(ctx, path, lockEX)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.lockBounded(ctx, f, path, lockEX); err != nil {
-		f.Close()
 		return nil, err
 	}
 	return &WriteGuard{file: f}, nil
@@ -78,12 +70,8 @@ type CatalogGuard struct{ file *os.File }
 // exclusively, with the bounded wait.
 func (s *Store) AcquireCatalogLock(ctx context.Context) (*CatalogGuard, error) {
 	path := s.CatalogLockPath()
-	f, err := openLockFile(path)
+	f, err := s.lockFile(ctx, path, lockEX)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.lockBounded(ctx, f, path, lockEX); err != nil {
-		f.Close()
 		return nil, err
 	}
 	return &CatalogGuard{file: f}, nil

@@ -22,12 +22,8 @@ type MaintenanceGuard struct {
 // remaining owner (*OwnedError) or undecodable record (*UnverifiableError).
 func (s *Store) AcquireMaintenance(ctx context.Context, sid ID) (*MaintenanceGuard, error) {
 	lockPath := s.LockPath(sid)
-	coordinator, err := openLockFile(lockPath)
+	coordinator, err := s.lockFile(ctx, lockPath, lockEX)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.lockBounded(ctx, coordinator, lockPath, lockEX); err != nil {
-		coordinator.Close()
 		return nil, err
 	}
 	if err := s.refuseAnyOwner(sid); err != nil {

@@ -92,14 +92,11 @@ func (s *Store) Acquire(ctx context.Context, sid ID, oc OwnerContext) (*OwnerGua
 		return nil, &MissingWriterEpochError{SessionID: sid}
 	}
 	lockPath := s.LockPath(sid)
-	coordinator, err := openLockFile(lockPath)
+	coordinator, err := s.lockFile(ctx, lockPath, lockEX)
 	if err != nil {
 		return nil, err
 	}
 	defer coordinator.Close()
-	if err := s.lockBounded(ctx, coordinator, lockPath, lockEX); err != nil {
-		return nil, err
-	}
 	return s.register(sid, &oc, func(dir string) (*ownerEntry, error) {
 		return findIncompatibleOwner(dir, &oc)
 	})
