@@ -9,9 +9,11 @@ import (
 	"github.com/leasewrap/leasewrap/lease"
 )
 
-// reapPoll is the fallback period of the reaper, should a SIGCHLD be
-// coalesced away.
-const reapPoll = time.Second
+// reapPoll is a safety net for the reaper. SIGCHLD wakes it: coalesced
+// signals are harmless because each wake reaps every exited child, and the
+// buffered channel keeps a signal that arrives between the last wait4 and
+// the next select. An idle wrapper should not wake every second for it.
+const reapPoll = time.Minute
 
 // reap waits for the child to exit and returns how it ended. It reaps every
 // other child that ends meanwhile too (orphans, when leasewrap is PID 1 or
