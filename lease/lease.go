@@ -59,6 +59,14 @@ type Watch struct {
 	Names []string
 }
 
+// Prober is an optional interface of anchored kinds: Probe tells, without
+// creating or changing anything, that the lease is visibly held (an error
+// matching ErrHeld), so the supervisor need not start a stopped child only
+// to kill it. A nil answer proves nothing: Acquire still decides.
+type Prober interface {
+	Probe(ctx context.Context) error
+}
+
 // Lease is a held lease. All methods are called from the supervisor's
 // goroutines one at a time, except that Finish may follow a Renew that was
 // interrupted.

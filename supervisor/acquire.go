@@ -173,6 +173,12 @@ func (c *Config) attempt(ctx context.Context) (*acquired, error) {
 		return nil, err
 	}
 
+	if p, ok := l.(lease.Prober); ok {
+		// Visibly held: no stopped child to start and kill.
+		if err := p.Probe(ctx); err != nil {
+			return nil, err
+		}
+	}
 	unlock := lockThread()
 	defer unlock()
 	ch, err := c.startStopped(h)

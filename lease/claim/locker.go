@@ -94,6 +94,19 @@ func (l *Locker) Holder() string { return l.cfg.Holder }
 // Anchored is true: the claim records the child's pid.
 func (l *Locker) Anchored() bool { return true }
 
+// Probe reports a claim held by a live or suspect other holder as a
+// *lease.HeldError, reading the file only. Anything else (free, stale,
+// ours, corrupted, unreadable) is Acquire's to decide.
+func (l *Locker) Probe(ctx context.Context) error {
+	st := l.claims.Status(l.cfg.Key)
+	if (st.State != Live && st.State != Suspect) || st.Record == nil || st.Record.Holder == l.cfg.Holder {
+		return nil
+	}
+	r := st.Record
+	return &lease.HeldError{Kind: "claim", Key: l.cfg.Key, Holder: r.Holder, PID: r.PID, Host: r.Host,
+		Detail: fmt.Sprintf("claim is %s", st.State)}
+}
+
 // Acquire takes the claim for pid. Held by a live or suspect other holder
 // is a *lease.HeldError; a corrupted record is an error matching
 // lease.ErrRefused that names the file.

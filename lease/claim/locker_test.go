@@ -200,3 +200,36 @@ func readClaimMust(t *testing.T, path string) *Record {
 	}
 	return rec
 }
+
+func TestLockerProbeReportsOnlyAVisiblyHeldClaim(t *testing.T) {
+	child := sleeper(t)
+	root := t.TempDir()
+	other := newTestLocker(t, LockerConfig{Key: "session:p", Holder: "other", Root: root})
+	if err := other.Probe(t.Context()); err != nil {
+		t.Fatalf("free claim: want nil, have %v", err)
+	}
+	owner := newTestLocker(t, LockerConfig{Key: "session:p", Holder: "owner", Root: root})
+	if _, err := owner.Acquire(t.Context(), child.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(claimFile(root, "session:p"))
+	var held *lease.HeldError
+	if err := other.Probe(t.Context()); !errors.As(err, &held) || held.Holder != "owner" || held.PID != child.Process.Pid {
+		t.Fatalf("live other holder: want *lease.HeldError naming owner, have %v", err)
+	}
+	if err := owner.Probe(t.Context()); err != nil {
+		t.Fatalf("our own claim: want nil (Acquire re-acquires), have %v", err)
+	}
+	if after, _ := os.ReadFile(claimFile(root, "session:p")); string(after) != string(before) {
+		t.Fatal("Probe changed the claim file")
+	}
+	child.Process.Kill()
+	child.Wait()
+	if err := other.Probe(t.Context()); err != nil {
+		t.Fatalf("stale claim: want nil (Acquire reclaims), have %v", err)
+	}
+	os.WriteFile(claimFile(root, "session:p"), []byte("{not: [yaml"), 0o644)
+	if err := other.Probe(t.Context()); err != nil {
+		t.Fatalf("corrupted claim: want nil (Acquire refuses with the path), have %v", err)
+	}
+}
