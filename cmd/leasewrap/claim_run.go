@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/leasewrap/leasewrap/lease/claim"
@@ -67,6 +69,13 @@ func (c *claimRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	var meta map[string]any
 	if c.Metadata != "" {
 		meta, _ = parseMetadata(c.Metadata)
+	}
+	if r := os.Getenv("FNO_CLAIMS_ROOT"); c.Root == "" && r != "" && !filepath.IsAbs(r) {
+		// The protocol resolves it against the working directory, as the
+		// Python reference does; a cron job and a shell then disagree.
+		wd, _ := os.Getwd()
+		logger.Warn("FNO_CLAIMS_ROOT is relative and resolved against the working directory; processes started elsewhere use another root: set an absolute path",
+			"FNO_CLAIMS_ROOT", r, "dir", wd)
 	}
 	l, err := claim.NewLocker(claim.LockerConfig{
 		Key: c.Key, Holder: holder, Root: c.Root, TTL: c.TTL, Reason: c.Reason, Metadata: meta, Logger: logger,
