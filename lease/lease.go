@@ -73,9 +73,10 @@ type Prober interface {
 type Lease interface {
 	// File returns the locked descriptor the child must inherit to keep the
 	// lease live without leasewrap (LEASEWRAP_FD), or nil. The supervisor
-	// passes it through exec.Cmd.ExtraFiles and closes its own copy after
-	// the child started; the lock therefore lives exactly as long as the
-	// child and any process it passed the descriptor to.
+	// passes it through exec.Cmd.ExtraFiles (which clears FD_CLOEXEC on the
+	// child's copy only) and never closes or unlocks it: the Lease keeps it
+	// open until Finish, which closes it. The lock therefore lives as long
+	// as leasewrap or the child (or anything the child passed it to) does.
 	File() *os.File
 
 	// Env returns extra KEY=VALUE pairs for the child (for example

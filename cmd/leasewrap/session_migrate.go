@@ -21,7 +21,7 @@ import (
 // owner registration without a gap. The supervisor then starts the main
 // command under that owner lease.
 type migrateLocker struct {
-	*session.Locker // Kind, Key, Holder, Anchored, WatchPaths of the owner
+	*session.Locker // Kind, Key, Holder, Anchored, Watches of the owner
 	maint           *session.MaintenanceLocker
 	owner           session.LockerConfig
 	script          string
