@@ -11,8 +11,8 @@ cd "$SCRATCH"
 export FNO_EVENTS_PATH="$SCRATCH/events.jsonl" ORCHESTRATECTL_HOME="$SCRATCH/orch"
 say() { printf '\n== %s\n' "$*"; }
 
-say "claim: a job holds build:nightly for 1s; a second wrapper is refused (75), a third waits"
-"$LW" claim run build:nightly --root "$SCRATCH" -- sh -c "$CHILD; sleep 1" &
+say "claim: a job holds build:nightly for 2s; a second wrapper is refused (75), a third waits"
+"$LW" claim run build:nightly --root "$SCRATCH" -- sh -c "$CHILD; sleep 2" &
 holder=$!
 sleep 0.3
 set +e

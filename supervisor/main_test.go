@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"testing"
@@ -50,6 +51,7 @@ func testMain(argv []string) int {
 		RenewPeriod: envDuration("T_PERIOD"),
 		Anchor:      AnchorMode(os.Getenv("T_ANCHOR")),
 		Subreaper:   os.Getenv("T_SUBREAPER") == "1",
+		Logger:      slog.New(slog.NewTextHandler(os.Stderr, nil)),
 	}
 	err := Run(context.Background(), cfg)
 	var ce *ChildExit

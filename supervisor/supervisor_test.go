@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,7 +17,40 @@ import (
 // sup is a supervisor process under test.
 type sup struct {
 	cmd            *exec.Cmd
-	stdout, stderr bytes.Buffer
+	stdout, stderr lockedBuffer
+}
+
+// lockedBuffer is a bytes.Buffer safe to read while exec copies into it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func (s *sup) stderrText() string { return s.stderr.String() }
+
+// waitFor polls cond every 5 ms for up to 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("timed out after 10s waiting for %s", what)
 }
 
 func startSup(t *testing.T, env []string, argv ...string) *sup {
@@ -249,7 +283,8 @@ func TestSignalWhileWaitingAbortsCleanly(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, "job.lease"), []byte("other 1"), 0o644)
 			ran := filepath.Join(dir, "ran")
 			s := startSup(t, testEnv(dir, "T_WAIT=30s", "T_ANCHORED=1"), "touch", ran)
-			time.Sleep(200 * time.Millisecond) // let it reach the wait
+			// Once it logs that it waits, its handlers are installed.
+			waitFor(t, "the supervisor to wait", func() bool { return strings.Contains(s.stderrText(), "lease held; waiting") })
 			s.cmd.Process.Signal(sig)
 			if have, want := s.wait(t), 128+int(sig); have != want {
 				t.Fatalf("want %d, have %d\n%s", want, have, &s.stderr)

@@ -221,8 +221,8 @@ func TestClaimRunLostLeaseStopsTheChild(t *testing.T) {
 
 func TestClaimRunWait(t *testing.T) {
 	root, env := claimEnv(t)
-	ready := filepath.Join(root, "ready")
-	holder := startLW(t, env, "claim", "run", "job", "--root", root, "--", "sh", "-c", "touch "+ready+"; sleep 0.4")
+	ready, gone := filepath.Join(root, "ready"), filepath.Join(root, "gone")
+	holder := startLW(t, env, "claim", "run", "job", "--root", root, "--", "sh", "-c", holdUntil(ready, gone))
 	waitFor(t, "holder's child", func() bool { return exists(ready) })
 
 	giveUp := time.Now()
@@ -234,6 +234,8 @@ func TestClaimRunWait(t *testing.T) {
 	}
 
 	waiter := startLW(t, env, "claim", "run", "job", "--root", root, "--wait", "20s", "--", "sh", "-c", "echo waiter ran")
+	waitFor(t, "the waiter to wait", func() bool { return strings.Contains(waiter.stderr.String(), "lease held; waiting") })
+	os.WriteFile(gone, nil, 0o644)
 	if have := holder.wait(t); have != 0 {
 		t.Fatalf("holder: want 0, have %d", have)
 	}

@@ -82,6 +82,13 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Fatalf("timed out after 10s waiting for %s", what)
 }
 
+// holdUntil is a child script that signals readiness by creating ready
+// and holds its lease until the test creates gone: no fixed sleep has to
+// outlast a loaded machine.
+func holdUntil(ready, gone string) string {
+	return "touch " + ready + "; while [ ! -e " + gone + " ]; do sleep 0.02; done"
+}
+
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil

@@ -24,12 +24,25 @@ func ownerRecords(t *testing.T, root string) []string {
 
 func TestSessionRunRacersWithDifferentInstancesOneRuns(t *testing.T) {
 	root := sessionRoot(t)
-	witness := filepath.Join(t.TempDir(), "w")
+	dir := t.TempDir()
+	witness, gone := filepath.Join(dir, "w"), filepath.Join(dir, "gone")
 	var ps []*proc
 	for i := range 2 {
 		ps = append(ps, startLW(t, nil, "session", "run", testSID, "--root", root, "--epoch", "6", "--instance", fmt.Sprint("inst-", i),
-			"--", "sh", "-c", "echo $LEASEWRAP_HOLDER >> "+witness+"; sleep 0.5"))
+			"--", "sh", "-c", "echo $LEASEWRAP_HOLDER >> "+witness+"; "+holdUntil(filepath.Join(dir, "ready"), gone)))
 	}
+	// The loser exits by itself; the owner holds until both have tried.
+	waitFor(t, "one racer to be refused", func() bool {
+		for _, p := range ps {
+			select {
+			case <-p.done:
+				return true
+			default:
+			}
+		}
+		return false
+	})
+	os.WriteFile(gone, nil, 0o644)
 	codes := map[int]int{}
 	for _, p := range ps {
 		codes[p.wait(t)]++
@@ -47,8 +60,9 @@ func TestSessionRunRacersWithDifferentInstancesOneRuns(t *testing.T) {
 
 func TestSessionRunSameInstanceIsReentrant(t *testing.T) {
 	root := sessionRoot(t)
-	ready := filepath.Join(t.TempDir(), "ready")
-	first := startLW(t, nil, "session", "run", testSID, "--root", root, "--epoch", "6", "--instance", "daemon-a", "--", "sh", "-c", "touch "+ready+"; sleep 0.5")
+	dir := t.TempDir()
+	ready, gone := filepath.Join(dir, "ready"), filepath.Join(dir, "gone")
+	first := startLW(t, nil, "session", "run", testSID, "--root", root, "--epoch", "6", "--instance", "daemon-a", "--", "sh", "-c", holdUntil(ready, gone))
 	waitFor(t, "first owner", func() bool { return exists(ready) })
 	if have, p := runLW(t, nil, "session", "run", testSID, "--root", root, "--epoch", "6", "--instance", "daemon-a", "--", "true"); have != 0 {
 		t.Fatalf("same instance and epoch: want a re-entrant registration (0), have %d\n%s", have, &p.stderr)
@@ -56,6 +70,7 @@ func TestSessionRunSameInstanceIsReentrant(t *testing.T) {
 	if have, p := runLW(t, nil, "session", "run", testSID, "--root", root, "--epoch", "5", "--instance", "daemon-a", "--", "true"); have != 75 {
 		t.Fatalf("other epoch: want 75, have %d\n%s", have, &p.stderr)
 	}
+	os.WriteFile(gone, nil, 0o644)
 	if have := first.wait(t); have != 0 {
 		t.Fatalf("first owner: want 0, have %d", have)
 	}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestWaitersSleepWhileTheLeaseIsHeld checks that a waiter does not spin:
@@ -11,7 +13,8 @@ import (
 // and a claim waiter burned most of a core forking stopped children). While
 // a holder keeps the lease for about a second, the waiter's back-off grows
 // towards its 250 ms cap, about ten attempts; a spinning waiter makes
-// hundreds. The bound is generous: it counts attempts, not time.
+// hundreds. The bound is generous and counts attempts; the sleep only sets
+// how long the holder holds (a slower machine makes fewer attempts).
 func TestWaitersSleepWhileTheLeaseIsHeld(t *testing.T) {
 	dir := t.TempDir()
 	root, env := claimEnv(t)
@@ -27,10 +30,13 @@ func TestWaitersSleepWhileTheLeaseIsHeld(t *testing.T) {
 		{"session", []string{"session", "run", testSID, "--root", sroot, "--epoch", "6"}},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
-			ready := filepath.Join(dir, tc.kind+".ready")
-			holder := startLW(t, env, append(tc.args, "--", "sh", "-c", "touch "+ready+"; sleep 1.2")...)
+			ready, gone := filepath.Join(dir, tc.kind+".ready"), filepath.Join(dir, tc.kind+".gone")
+			holder := startLW(t, env, append(tc.args, "--", "sh", "-c", holdUntil(ready, gone))...)
 			waitFor(t, "holder's child", func() bool { return exists(ready) })
 			waiter := startLW(t, env, append(tc.args, "--wait", "20s", "--log-level", "debug", "--", "true")...)
+			waitFor(t, "the waiter to wait", func() bool { return strings.Contains(waiter.stderr.String(), "lease held; waiting") })
+			time.Sleep(1200 * time.Millisecond) // the hold whose attempts are counted
+			os.WriteFile(gone, nil, 0o644)
 			if have := holder.wait(t); have != 0 {
 				t.Fatalf("holder: want 0, have %d\n%s", have, &holder.stderr)
 			}
