@@ -67,6 +67,14 @@ type Prober interface {
 	Probe(ctx context.Context) error
 }
 
+// Starter is an optional interface of a Lease: Started is called once the
+// child runs under it, for work that must not delay the child's start
+// (a claim's audit events). Finish may come without Started when the child
+// never ran.
+type Starter interface {
+	Started(ctx context.Context)
+}
+
 // Lease is a held lease. All methods are called from the supervisor's
 // goroutines one at a time, except that Finish may follow a Renew that was
 // interrupted.

@@ -62,6 +62,9 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	log := c.Logger.With("kind", c.Locker.Kind(), "key", c.Locker.Key())
 	log.Info("lease acquired; child started", "holder", c.Locker.Holder(), "pid", a.child.pid, "ttl", a.lease.TTL())
+	if s, ok := a.lease.(lease.Starter); ok {
+		s.Started(ctx)
+	}
 	if err := c.ValidateTiming(a.lease.TTL()); err != nil {
 		// The kind chose a TTL the timing cannot keep: stop before harm.
 		a.child.cmd.Process.Signal(syscall.SIGKILL)

@@ -20,6 +20,17 @@ type AcquireOptions struct {
 	// Metadata is recorded when non-empty (it replaces the metadata of an
 	// idempotently re-acquired claim).
 	Metadata Metadata
+	// DeferEvents hands the audit events of the acquisition back in
+	// Acquisition.Pending instead of appending them, for a caller that
+	// must not wait on the events-log mutex before it starts its work;
+	// it emits them with EmitPending.
+	DeferEvents bool
+}
+
+// PendingEvent is an audit event Acquire did not append yet.
+type PendingEvent struct {
+	Type string
+	Data Metadata
 }
 
 // Acquisition is a successful Acquire.
@@ -28,6 +39,27 @@ type Acquisition struct {
 	Path   string
 	// Event is EventAcquired, EventIdempotentReacquire or EventStaleReclaimed.
 	Event string
+	// Pending holds the events not yet appended (AcquireOptions.DeferEvents).
+	Pending []PendingEvent
+}
+
+// done finishes an acquisition: its event is appended now, or handed back
+// in Pending when the caller deferred events.
+func (c *Claims) done(ctx context.Context, o AcquireOptions, acq *Acquisition, data Metadata) *Acquisition {
+	if o.DeferEvents {
+		acq.Pending = append(acq.Pending, PendingEvent{Type: acq.Event, Data: data})
+		return acq
+	}
+	c.emit(ctx, acq.Event, data)
+	return acq
+}
+
+// EmitPending appends events an Acquire with DeferEvents handed back.
+// Like every audit append it is best-effort: a failure is logged.
+func (c *Claims) EmitPending(ctx context.Context, evs []PendingEvent) {
+	for _, ev := range evs {
+		c.emit(ctx, ev.Type, ev.Data)
+	}
 }
 
 func (c *Claims) validate(key, holder string, o AcquireOptions) error {
@@ -105,8 +137,7 @@ func (c *Claims) Acquire(ctx context.Context, key, holder string, o AcquireOptio
 		}
 		switch err := atomicCreateExclusive(path, payload); {
 		case err == nil:
-			c.emit(ctx, EventAcquired, acquiredEventData(rec))
-			return &Acquisition{Record: rec, Path: path, Event: EventAcquired}, nil
+			return c.done(ctx, o, &Acquisition{Record: rec, Path: path, Event: EventAcquired}, acquiredEventData(rec)), nil
 		case !errors.Is(err, errAlreadyHeld):
 			return nil, fmt.Errorf("create claim %s: %w", path, err)
 		}
@@ -158,6 +189,5 @@ func (c *Claims) idempotentReacquire(ctx context.Context, path, key, holder stri
 	}
 	data := commonEventData(rec)
 	data = append(data, Field{"previous_acquired_at", big.NewInt(existing.AcquiredAt)})
-	c.emit(ctx, EventIdempotentReacquire, data)
-	return &Acquisition{Record: rec, Path: path, Event: EventIdempotentReacquire}, nil
+	return c.done(ctx, o, &Acquisition{Record: rec, Path: path, Event: EventIdempotentReacquire}, data), nil
 }

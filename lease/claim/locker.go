@@ -119,6 +119,9 @@ func (l *Locker) Acquire(ctx context.Context, pid int) (lease.Lease, error) {
 		TTLMs:    l.cfg.TTL.Milliseconds(),
 		Reason:   l.cfg.Reason,
 		Metadata: l.meta,
+		// The stopped child waits for Acquire: its audit events are
+		// appended once it runs (Started), off that path.
+		DeferEvents: true,
 	})
 	var held *HeldByOtherError
 	if errors.As(err, &held) {
@@ -128,7 +131,7 @@ func (l *Locker) Acquire(ctx context.Context, pid int) (lease.Lease, error) {
 	if err != nil {
 		return nil, fmt.Errorf("acquire claim %q: %w", l.cfg.Key, err)
 	}
-	return &claimLease{l: l, pid: acq.Record.PID, path: acq.Path}, nil
+	return &claimLease{l: l, pid: acq.Record.PID, path: acq.Path, pending: acq.Pending}, nil
 }
 
 // Watches is the claim file in its directory (created if needed so it can
@@ -147,9 +150,18 @@ func (l *Locker) Watches() []lease.Watch {
 }
 
 type claimLease struct {
-	l    *Locker
-	pid  int
-	path string
+	l       *Locker
+	pid     int
+	path    string
+	pending []PendingEvent // audit events not yet appended
+}
+
+var _ lease.Starter = (*claimLease)(nil)
+
+// Started appends the acquisition's audit events, now that the child runs.
+func (c *claimLease) Started(ctx context.Context) {
+	c.l.claims.EmitPending(ctx, c.pending)
+	c.pending = nil
 }
 
 func (c *claimLease) File() *os.File     { return nil }
@@ -186,7 +198,9 @@ func (c *claimLease) Renew(ctx context.Context) error {
 	return fmt.Errorf("renew claim %q: not renewed (%s): %w", key, res, lease.ErrLost)
 }
 
-// Finish releases the claim (holder-checked, non-strict).
+// Finish releases the claim (holder-checked, non-strict), after appending
+// any acquisition event still pending, so the log stays in order.
 func (c *claimLease) Finish(ctx context.Context, _ lease.Result) error {
+	c.Started(ctx)
 	return c.l.claims.Release(ctx, c.l.cfg.Key, c.l.cfg.Holder)
 }

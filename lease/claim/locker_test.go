@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -231,5 +232,48 @@ func TestLockerProbeReportsOnlyAVisiblyHeldClaim(t *testing.T) {
 	os.WriteFile(claimFile(root, "session:p"), []byte("{not: [yaml"), 0o644)
 	if err := other.Probe(t.Context()); err != nil {
 		t.Fatalf("corrupted claim: want nil (Acquire refuses with the path), have %v", err)
+	}
+}
+
+// The Locker defers its acquisition event until the child runs (Started),
+// so a hand-over never waits on the events-log mutex before the child
+// starts; Finish appends it first if Started never came, keeping order.
+func TestLockerDefersTheAcquiredEventUntilStarted(t *testing.T) {
+	child := sleeper(t)
+	events := func(root string) string {
+		b, _ := os.ReadFile(filepath.Join(root, ".fno", "events.jsonl"))
+		return string(b)
+	}
+	root := t.TempDir()
+	l := newTestLocker(t, LockerConfig{Key: "session:d", Holder: "h", Root: root})
+	ls, err := l.Acquire(t.Context(), child.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := events(root); got != "" {
+		t.Fatalf("want no event before Started, have %q", got)
+	}
+	ls.(lease.Starter).Started(t.Context())
+	if got := events(root); strings.Count(got, `"type":"claim_acquired"`) != 1 {
+		t.Fatalf("want claim_acquired after Started, have %q", got)
+	}
+	if err := ls.Finish(t.Context(), lease.Result{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := events(root); strings.Count(got, `"type":"claim_acquired"`) != 1 || !strings.Contains(got, `"type":"claim_released"`) {
+		t.Fatalf("want acquired once, then released, have %q", got)
+	}
+
+	root = t.TempDir()
+	l = newTestLocker(t, LockerConfig{Key: "session:d", Holder: "h", Root: root})
+	if ls, err = l.Acquire(t.Context(), child.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	if err := ls.Finish(t.Context(), lease.Result{}); err != nil {
+		t.Fatal(err)
+	}
+	got := events(root)
+	if a, r := strings.Index(got, "claim_acquired"), strings.Index(got, "claim_released"); a < 0 || r < a {
+		t.Fatalf("without Started: want acquired then released, have %q", got)
 	}
 }

@@ -50,8 +50,7 @@ func (c *Claims) recoverStaleLocked(ctx context.Context, path, key, holder strin
 	if errors.Is(err, errGoneAway) {
 		switch err := atomicCreateExclusive(path, payload); {
 		case err == nil:
-			c.emit(ctx, EventAcquired, acquiredEventData(rec))
-			return &Acquisition{Record: rec, Path: path, Event: EventAcquired}, false, nil
+			return c.done(ctx, o, &Acquisition{Record: rec, Path: path, Event: EventAcquired}, acquiredEventData(rec)), false, nil
 		case errors.Is(err, errAlreadyHeld):
 			return nil, true, nil
 		default:
@@ -75,8 +74,7 @@ func (c *Claims) recoverStaleLocked(ctx context.Context, path, key, holder strin
 	case err == nil:
 		data := commonEventData(rec)
 		data = append(data, Field{"previous_holder", existing.Holder}, Field{"previous_pid", big.NewInt(int64(existing.PID))})
-		c.emit(ctx, EventStaleReclaimed, data)
-		return &Acquisition{Record: rec, Path: path, Event: EventStaleReclaimed}, false, nil
+		return c.done(ctx, o, &Acquisition{Record: rec, Path: path, Event: EventStaleReclaimed}, data), false, nil
 	case errors.Is(err, errAlreadyHeld):
 		return nil, true, nil
 	default:
