@@ -160,17 +160,18 @@ func (c *Config) attempt(ctx context.Context) (*acquired, error) {
 		}
 		fault.Point("supervisor.after-acquire-before-start")
 		at := time.Now()
+		if err := c.ValidateTiming(ls.TTL()); err != nil {
+			c.undo(ls, err)
+			return nil, err
+		}
 		// A kind may name its holder only once acquired (a run id).
 		h.Holder, h.File, h.Env = l.Holder(), ls.File(), ls.Env()
-		cmd, err := c.prepare(h)
-		if err == nil {
-			var ch *child
-			if ch, err = startPlain(cmd); err == nil {
-				return &acquired{lease: ls, child: ch, at: at}, nil
-			}
+		ch, err := startPlain(c.prepare(h))
+		if err != nil {
+			c.undo(ls, err)
+			return nil, err
 		}
-		c.undo(ls, err)
-		return nil, err
+		return &acquired{lease: ls, child: ch, at: at}, nil
 	}
 
 	if p, ok := l.(lease.Prober); ok {
@@ -200,6 +201,12 @@ func (c *Config) attempt(ctx context.Context) (*acquired, error) {
 		c.undo(ls, nil)
 		return nil, fmt.Errorf("supervisor: anchored kind %q returned a descriptor or environment", l.Kind())
 	}
+	if err := c.ValidateTiming(ls.TTL()); err != nil {
+		// The kind chose a TTL the timing cannot keep: the command never runs.
+		ch.kill()
+		c.undo(ls, err)
+		return nil, err
+	}
 	if err := ch.release(); err != nil {
 		ch.kill()
 		c.undo(ls, err)
@@ -212,10 +219,7 @@ func (c *Config) attempt(ctx context.Context) (*acquired, error) {
 // by ptrace or through the exec gate as c.Anchor says. Each try builds a
 // fresh exec.Cmd: a refused ptrace start leaves its Cmd used up.
 func (c *Config) startStopped(h inherit.Handover) (*child, error) {
-	cmd, err := c.prepare(h)
-	if err != nil {
-		return nil, err
-	}
+	cmd := c.prepare(h)
 	mode := c.Anchor
 	if mode == AnchorAuto && !mayTrace(cmd.Path) {
 		mode = AnchorGate
@@ -226,12 +230,11 @@ func (c *Config) startStopped(h inherit.Handover) (*child, error) {
 			return ch, err
 		}
 		c.Logger.Debug("ptrace refused; using the exec gate", "err", err)
-		if cmd, err = c.prepare(h); err != nil {
-			return nil, err
-		}
+		cmd = c.prepare(h)
 	}
 	exe := c.gateExe
 	if exe == "" {
+		var err error
 		if exe, err = os.Executable(); err != nil {
 			return nil, fmt.Errorf("supervisor: find leasewrap's own executable for the exec gate: %w", err)
 		}

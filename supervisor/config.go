@@ -57,8 +57,10 @@ type Config struct {
 	// Logger receives one line per event that matters; nil discards.
 	Logger *slog.Logger
 
-	// path is Argv[0] resolved in PATH.
-	path string
+	// path is Argv[0] resolved in PATH, and foreground whether the child
+	// gets the terminal; both are settled once, before any attempt.
+	path       string
+	foreground bool
 	// gateExe is the executable started as exec gate; "" = os.Executable().
 	gateExe string
 }

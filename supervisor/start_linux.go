@@ -36,29 +36,22 @@ func (c *Config) lookPath() error {
 	return nil
 }
 
-// prepare builds the command for argv with the lease handed over.
-func (c *Config) prepare(h inherit.Handover) (*exec.Cmd, error) {
+// prepare builds the command for argv with the lease handed over. Like
+// tini, the child gets its own process group and, when leasewrap owns the
+// terminal (c.foreground), the terminal too (its fd 0), so ^C and job
+// control reach it.
+func (c *Config) prepare(h inherit.Handover) *exec.Cmd {
 	cmd := &exec.Cmd{Path: c.path, Args: c.Argv, Dir: c.Dir, Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr}
 	inherit.Attach(cmd, c.Env, h)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if fg, ok := foregroundTTY(c.Stdin); ok {
-		// Like tini: the child gets its own process group and, when we own
-		// the terminal, the terminal too, so ^C and job control reach it.
-		cmd.SysProcAttr.Foreground = true
-		cmd.SysProcAttr.Ctty = fg
-	}
-	return cmd, nil
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Foreground: c.foreground, Ctty: 0}
+	return cmd
 }
 
 // foregroundTTY reports whether f is a terminal whose foreground process
 // group is ours (so handing it to the child steals it from nobody).
-func foregroundTTY(f *os.File) (int, bool) {
-	fd := int(f.Fd())
-	pg, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
-	if err != nil {
-		return 0, false
-	}
-	return 0, pg == unix.Getpgrp()
+func foregroundTTY(f *os.File) bool {
+	pg, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCGPGRP)
+	return err == nil && pg == unix.Getpgrp()
 }
 
 // startPlain starts cmd running at once (unanchored kinds: the lease was

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"sync"
@@ -42,6 +43,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := c.lookPath(); err != nil {
 		return err
 	}
+	c.foreground = foregroundTTY(c.Stdin)
 	if c.Subreaper {
 		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 			return fmt.Errorf("supervisor: become a subreaper: %w", err)
@@ -64,13 +66,6 @@ func Run(ctx context.Context, cfg Config) error {
 	log.Info("lease acquired; child started", "holder", c.Locker.Holder(), "pid", a.child.pid, "ttl", a.lease.TTL())
 	if s, ok := a.lease.(lease.Starter); ok {
 		s.Started(ctx)
-	}
-	if err := c.ValidateTiming(a.lease.TTL()); err != nil {
-		// The kind chose a TTL the timing cannot keep: stop before harm.
-		a.child.cmd.Process.Signal(syscall.SIGKILL)
-		reap(a.child, chld, nil)
-		c.undo(a.lease, err)
-		return err
 	}
 
 	started := time.Now()
@@ -102,9 +97,7 @@ func Run(ctx context.Context, cfg Config) error {
 // supervise runs the actors of the supervision phase until the child has
 // exited. runErr is non-nil (matching lease.ErrLost) when the lease was
 // lost and the child stopped because of it.
-func (c *Config) supervise(ctx context.Context, a *acquired, sigs, chld <-chan os.Signal, log interface {
-	Warn(string, ...any)
-}) (res lease.Result, runErr error) {
+func (c *Config) supervise(ctx context.Context, a *acquired, sigs, chld <-chan os.Signal, log *slog.Logger) (res lease.Result, runErr error) {
 	var g run.Group
 	var lost bool
 	{ // Reaper: returns when the child exited; interrupted = stop the child.

@@ -381,3 +381,30 @@ func zombiesOf(ppid int) []string {
 	}
 	return out
 }
+
+// A kind whose TTL the timing cannot keep (here: a 1 s TTL with the default
+// 10 s kill grace) is refused before the command runs, and the lease it
+// took is given back.
+func TestUnworkableTimingNeverRunsTheCommand(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			dir := t.TempDir()
+			ran := filepath.Join(dir, "ran")
+			have, s := runSup(t, testEnv(dir, "T_ANCHORED="+m.anchored, "T_ANCHOR="+m.anchor, "T_TTL=1s"), "touch", ran)
+			if have != 70 || !strings.Contains(s.stderr.String(), "kill grace 10s must be shorter than the TTL 1s") {
+				t.Fatalf("want 70 naming the timing rule, have %d\n%s", have, &s.stderr)
+			}
+			if exists(ran) {
+				t.Fatal("the command ran although its timing was refused")
+			}
+			if exists(filepath.Join(dir, "job.lease")) {
+				t.Fatal("the lease was not given back")
+			}
+		})
+	}
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
