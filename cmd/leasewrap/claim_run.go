@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -23,6 +22,8 @@ type claimRunCmd struct {
 	Metadata string        `help:"JSON object recorded in the claim."`
 	Anchor   string        `help:"How the command is held stopped until the claim names its pid: auto (ptrace, else exec gate), ptrace or gate." enum:"auto,ptrace,gate" default:"auto"`
 	runFlags
+
+	meta claim.Metadata // --metadata, decoded by Validate
 }
 
 func (c *claimRunCmd) Help() string {
@@ -45,30 +46,19 @@ func (c *claimRunCmd) Validate() error {
 		}
 	}
 	if c.Metadata != "" {
-		if _, err := parseMetadata(c.Metadata); err != nil {
-			return err
+		m, err := claim.ParseMetadataJSON([]byte(c.Metadata))
+		if err != nil {
+			return fmt.Errorf("%w: --metadata: %v", errUsage, err)
 		}
+		c.meta = m
 	}
 	return c.runFlags.validate(c.TTL)
-}
-
-// parseMetadata decodes a --metadata value, which must be a JSON object.
-func parseMetadata(s string) (map[string]any, error) {
-	var m map[string]any
-	if err := json.Unmarshal([]byte(s), &m); err != nil || m == nil {
-		return nil, fmt.Errorf("%w: --metadata must be a JSON object, like '{\"ticket\":\"OPS-1\"}'", errUsage)
-	}
-	return m, nil
 }
 
 func (c *claimRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	holder := c.Holder
 	if holder == "" {
 		holder = defaultHolder()
-	}
-	var meta map[string]any
-	if c.Metadata != "" {
-		meta, _ = parseMetadata(c.Metadata)
 	}
 	if r := os.Getenv("FNO_CLAIMS_ROOT"); c.Root == "" && r != "" && !filepath.IsAbs(r) {
 		// The protocol resolves it against the working directory, as the
@@ -78,7 +68,7 @@ func (c *claimRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 			"FNO_CLAIMS_ROOT", r, "dir", wd)
 	}
 	l, err := claim.NewLocker(claim.LockerConfig{
-		Key: c.Key, Holder: holder, Root: c.Root, TTL: c.TTL, Reason: c.Reason, Metadata: meta, Logger: logger,
+		Key: c.Key, Holder: holder, Root: c.Root, TTL: c.TTL, Reason: c.Reason, Metadata: c.meta, Logger: logger,
 	})
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)

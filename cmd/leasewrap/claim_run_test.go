@@ -66,7 +66,7 @@ func TestClaimRunConflictUsageAndNotFound(t *testing.T) {
 		{"bad flag", []string{"claim", "run", "other", "--root", root, "--frob", "--", "true"}, 64, "unknown flag --frob"},
 		{"grace over ttl", []string{"claim", "run", "other", "--root", root, "--ttl", "1m", "--kill-grace", "2m", "--", "true"}, 64, "kill grace 2m0s must be shorter than the TTL"},
 		{"ttl too short", []string{"claim", "run", "other", "--root", root, "--ttl", "10s", "--", "true"}, 64, "--ttl 10s is outside the protocol's bounds"},
-		{"bad metadata", []string{"claim", "run", "other", "--root", root, "--metadata", "[1]", "--", "true"}, 64, "--metadata must be a JSON object"},
+		{"bad metadata", []string{"claim", "run", "other", "--root", root, "--metadata", "[1]", "--", "true"}, 64, "metadata must be a JSON object"},
 		{"not found", []string{"claim", "run", "other", "--root", root, "--", "no-such-command-xyz"}, 127, "executable file not found"},
 		{"not executable", []string{"claim", "run", "other", "--root", root, "--", notExecutable(t)}, 126, "permission denied"},
 	} {
@@ -309,5 +309,20 @@ func TestClaimRunFallsBackToTheGateWhenPtraceIsRefused(t *testing.T) {
 	}
 	if recorded == "" || recorded != me {
 		t.Fatalf("want the claim to name the command's own pid, have claim pid %q, command pid %q\n%s", recorded, me, out)
+	}
+}
+
+// --metadata is recorded as the Python writer records json.loads of it:
+// the object's order kept and integers as integers (it used to go through
+// a Go map: keys sorted, 1 written as 1.0).
+func TestClaimRunMetadataKeepsOrderAndIntegers(t *testing.T) {
+	root, env := claimEnv(t)
+	script := "sed -n '/^metadata:/,$p' " + claimFile(root, "job")
+	have, p := runLW(t, env, "claim", "run", "job", "--root", root, "--metadata", `{"z":1,"a":"x"}`, "--", "sh", "-c", script)
+	if have != 0 {
+		t.Fatalf("want 0, have %d\n%s", have, &p.stderr)
+	}
+	if want := "metadata:\n  z: 1\n  a: x\n"; p.stdout.String() != want {
+		t.Fatalf("want %q, have %q", want, p.stdout.String())
 	}
 }

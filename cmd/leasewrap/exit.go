@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os/exec"
 	"strings"
 
 	"github.com/alecthomas/kong"
@@ -49,11 +51,26 @@ func (e *exitError) Error() string {
 
 func (e *exitError) Unwrap() error { return e.Err }
 
+// runError is a run verb's outcome with the conflict code it was given
+// (--conflict-exit-code), for exitCode.
+type runError struct {
+	Err          error
+	ConflictCode int
+}
+
+func (e *runError) Error() string { return e.Err.Error() }
+func (e *runError) Unwrap() error { return e.Err }
+
 // exitCode is the one place that decides leasewrap's exit status from the
 // error a verb returned. It prints the error (if any) on stderr.
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
+	}
+	conflict := exitConflict
+	var re *runError
+	if errors.As(err, &re) {
+		conflict, err = re.ConflictCode, re.Err
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
@@ -71,16 +88,23 @@ func exitCode(err error, stderr io.Writer) int {
 	if errors.As(err, &ce) {
 		return ce.Code
 	}
-	var re *lease.ReplayError
-	if errors.As(err, &re) {
-		return re.ExitCode
+	var replay *lease.ReplayError
+	if errors.As(err, &replay) {
+		return replay.ExitCode // the recorded run's code; logged, not an error
 	}
 	fmt.Fprintf(stderr, "leasewrap: %v\n", err)
+	var abort *supervisor.SignalAbort
 	switch {
+	case errors.As(err, &abort):
+		return 128 + int(abort.Signal)
 	case errors.Is(err, errUsage):
 		return exitUsage
+	case errors.Is(err, exec.ErrNotFound):
+		return exitNotFound
+	case errors.Is(err, supervisor.ErrStart) && errors.Is(err, fs.ErrPermission):
+		return exitNotExecutable
 	case errors.Is(err, lease.ErrHeld), errors.Is(err, supervisor.ErrWaitTimeout):
-		return exitConflict
+		return conflict
 	case errors.Is(err, lease.ErrLost):
 		return exitLost
 	case errors.Is(err, lease.ErrRefused):
@@ -94,7 +118,7 @@ func exitCode(err error, stderr io.Writer) int {
 func usageCode(kctx *kong.Context) int {
 	if kctx != nil {
 		path := strings.Fields(kctx.Command())
-		if len(path) >= 2 && path[1] != "run" && path[1] != "maintain" && path[1] != "<key>" {
+		if len(path) >= 2 && path[1] != "run" && path[1] != "maintain" {
 			return adminError
 		}
 	}

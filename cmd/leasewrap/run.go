@@ -6,10 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
-	"os/exec"
 	"strings"
 	"time"
 
@@ -65,27 +63,19 @@ func (f *runFlags) config(l lease.Locker, logger *slog.Logger) supervisor.Config
 	}
 }
 
-// supervise runs the command under l and turns the outcome into an exit
-// status (see exitCode).
+// supervise runs the command under l. exitCode decides the status; this
+// only logs a replay and carries --conflict-exit-code along.
 func (f *runFlags) supervise(ctx context.Context, cfg supervisor.Config) error {
 	err := supervisor.Run(ctx, cfg)
-	var abort *supervisor.SignalAbort
+	if err == nil {
+		return nil
+	}
 	var replay *lease.ReplayError
-	switch {
-	case errors.As(err, &replay):
+	if errors.As(err, &replay) {
 		cfg.Logger.Info("already done; replaying the recorded result, not running the command",
 			"kind", replay.Kind, "key", replay.Key, "replayed", replay.Summary, "exit_code", replay.ExitCode)
-		return &exitError{Code: replay.ExitCode}
-	case errors.As(err, &abort):
-		return &exitError{Code: 128 + int(abort.Signal), Err: err}
-	case errors.Is(err, lease.ErrHeld), errors.Is(err, supervisor.ErrWaitTimeout):
-		return &exitError{Code: f.ConflictExitCode, Err: err}
-	case errors.Is(err, exec.ErrNotFound):
-		return &exitError{Code: exitNotFound, Err: err}
-	case errors.Is(err, fs.ErrPermission) && errors.Is(err, supervisor.ErrStart):
-		return &exitError{Code: exitNotExecutable, Err: err}
 	}
-	return err
+	return &runError{Err: err, ConflictCode: f.ConflictExitCode}
 }
 
 // defaultHolder is unique to this invocation (host, pid, random), so two

@@ -22,9 +22,11 @@ type LockerConfig struct {
 	Root string
 	// TTL is the claim's time to live (1m..24h, whole milliseconds); 0
 	// makes a PID-liveness claim without expires_at.
-	TTL      time.Duration
-	Reason   string
-	Metadata map[string]any
+	TTL    time.Duration
+	Reason string
+	// Metadata is recorded in the claim, in its order (ParseMetadataJSON
+	// keeps a JSON object's order and integers; MetadataFromMap sorts).
+	Metadata Metadata
 	// EventsDir is where .fno/events.jsonl goes ("" = current directory;
 	// $FNO_EVENTS_PATH wins).
 	EventsDir string
@@ -66,10 +68,11 @@ func NewLocker(cfg LockerConfig) (*Locker, error) {
 	}
 	var meta Metadata
 	if len(cfg.Metadata) > 0 {
-		m, err := MetadataFromMap(cfg.Metadata)
+		v, err := normalize(cfg.Metadata)
 		if err != nil {
 			return nil, err
 		}
+		m := v.(Metadata)
 		if _, err := dumpYAML(m); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 		}

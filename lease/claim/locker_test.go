@@ -59,7 +59,7 @@ func TestNewLockerValidates(t *testing.T) {
 		{"ttl too long", LockerConfig{Key: "k", Holder: "h", Root: root, TTL: 25 * time.Hour}, "out of range"},
 		{"ttl sub-millisecond", LockerConfig{Key: "k", Holder: "h", Root: root, TTL: time.Minute + time.Microsecond}, "whole number of milliseconds"},
 		{"no root for key", LockerConfig{Key: "walker:x", Holder: "h", Getenv: testEnv(nil)}, "no claims root"},
-		{"bad metadata", LockerConfig{Key: "k", Holder: "h", Root: root, Metadata: map[string]any{"c": make(chan int)}}, "not JSON-like"},
+		{"bad metadata", LockerConfig{Key: "k", Holder: "h", Root: root, Metadata: Metadata{{"c", make(chan int)}}}, "not JSON-like"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := NewLocker(tc.cfg)
@@ -72,7 +72,7 @@ func TestNewLockerValidates(t *testing.T) {
 
 func TestLockerAcquireRecordsAnchorPIDAndReleases(t *testing.T) {
 	child := sleeper(t)
-	l := newTestLocker(t, LockerConfig{Key: "session:lk", Holder: "wrap:a", Reason: "test", Metadata: map[string]any{"b": 1, "a": "x"}})
+	l := newTestLocker(t, LockerConfig{Key: "session:lk", Holder: "wrap:a", Reason: "test", Metadata: Metadata{{"b", 1}, {"a", "x"}}})
 	if l.Kind() != "claim" || !l.Anchored() || l.Key() != "session:lk" || l.Holder() != "wrap:a" {
 		t.Fatalf("identity: have %s %v %s %s", l.Kind(), l.Anchored(), l.Key(), l.Holder())
 	}
@@ -87,8 +87,8 @@ func TestLockerAcquireRecordsAnchorPIDAndReleases(t *testing.T) {
 	if st.State != Live || st.Record.PID != child.Process.Pid {
 		t.Fatalf("want live claim of pid %d, have %+v", child.Process.Pid, st)
 	}
-	if js, _ := st.Record.Metadata.MarshalJSON(); string(js) != `{"a":"x","b":1}` {
-		t.Errorf("want sorted metadata, have %s", js)
+	if js, _ := st.Record.Metadata.MarshalJSON(); string(js) != `{"b":1,"a":"x"}` {
+		t.Errorf("want the metadata in its given order, have %s", js)
 	}
 	if err := ls.Renew(t.Context()); err != nil {
 		t.Errorf("PID claim still ours: want nil, have %v", err)
