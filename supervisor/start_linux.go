@@ -23,16 +23,32 @@ type child struct {
 	// Exactly one of these holds the child before it runs its command.
 	traced bool     // stopped at execve under our ptrace (release: detach)
 	gate   *os.File // write end of the exec gate's pipe (release: write)
+
+	// pidOnly: the lease's liveness is this pid alone (a claim without
+	// TTL), so the lease ends with it and its leftovers are killed at once.
+	pidOnly bool
+	// tether, for an ephemeral lease, keeps the job from outliving
+	// leasewrap; nil otherwise.
+	tether *tether
 }
 
-// lookPath resolves the command once, before any lease is taken, so a
+// signal sends s to the job: the child's whole process group.
+func (ch *child) signal(s os.Signal) error {
+	sig, ok := s.(syscall.Signal)
+	if !ok {
+		return fmt.Errorf("supervisor: cannot forward %v", s)
+	}
+	return unix.Kill(-ch.pgid, sig)
+}
+
+// lookPath resolves j's command once, before any lease is taken, so a
 // typo costs nothing.
-func (c *Config) lookPath() error {
-	path, err := exec.LookPath(c.Argv[0])
+func (j *job) lookPath() error {
+	path, err := exec.LookPath(j.argv[0])
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrStart, err)
 	}
-	c.path = path
+	j.path = path
 	return nil
 }
 
@@ -40,8 +56,8 @@ func (c *Config) lookPath() error {
 // tini, the child gets its own process group and, when leasewrap owns the
 // terminal (c.foreground), the terminal too (its fd 0), so ^C and job
 // control reach it.
-func (c *Config) prepare(h inherit.Handover) *exec.Cmd {
-	cmd := &exec.Cmd{Path: c.path, Args: c.Argv, Dir: c.Dir, Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr}
+func (c *Config) prepare(j *job, h inherit.Handover) *exec.Cmd {
+	cmd := &exec.Cmd{Path: j.path, Args: j.argv, Dir: c.Dir, Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr}
 	inherit.Attach(cmd, c.Env, h)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Foreground: c.foreground, Ctty: 0}
 	return cmd

@@ -111,7 +111,8 @@ Exit codes (run verbs): the child's code; 128+N if it died of signal N;
 75 lease held by another (--conflict-exit-code); 76 lease lost.`
 
 func main() {
-	supervisor.Gate() // never returns when this process is an exec gate
+	supervisor.Gate() // never returns when this process is an exec gate or a job guard
+	catchSIGPIPE()
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -19,10 +19,11 @@ import (
 // the child, how to exit. Kind-specific flags live in each verb.
 type runFlags struct {
 	Wait             time.Duration `help:"Keep trying to acquire a held lease for this long, reacting to its release at once (0: try once)." default:"0s"`
-	KillGrace        time.Duration `help:"When the lease is lost, time between SIGTERM and SIGKILL of the child's process group." default:"10s"`
+	KillGrace        time.Duration `help:"Time between SIGTERM and SIGKILL of the job's process group: when the lease is lost, and for what is left of the job after the child exits." default:"10s"`
 	RenewEvery       time.Duration `help:"Renewal period of a TTL lease (default TTL/3), or check period of a lease without TTL (default 5s)." default:"0s"`
 	ConflictExitCode int           `help:"Exit code when the lease is held by another or not acquired within --wait." default:"75"`
-	Subreaper        bool          `help:"Reap orphaned descendants like tini (automatic when leasewrap is PID 1)."`
+	Subreaper        bool          `help:"Reap orphaned descendants like tini, so the job's strays stay leasewrap's children (--no-subreaper to turn off; always on as PID 1)." default:"true" negatable:""`
+	LeaveStrays      bool          `help:"Settle the lease as soon as the child exits, leaving the rest of its process group running (unprotected by the lease)."`
 
 	Command []string `arg:"" passthrough:"" name:"command" help:"The command to run, after --."`
 }
@@ -59,6 +60,7 @@ func (f *runFlags) config(l lease.Locker, logger *slog.Logger) supervisor.Config
 		KillGrace:   f.KillGrace,
 		RenewPeriod: f.RenewEvery,
 		Subreaper:   f.Subreaper,
+		LeaveStrays: f.LeaveStrays,
 		Logger:      logger,
 	}
 }

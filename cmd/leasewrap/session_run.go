@@ -79,18 +79,18 @@ func (c *sessionRunCmd) ownerConfig() session.LockerConfig {
 }
 
 func (c *sessionRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
-	var l lease.Locker
-	var err error
-	if c.Migrate != "" {
-		l, err = newMigrateLocker(c.ownerConfig(), c.Migrate, c.KillGrace, logger)
-	} else {
-		l, err = session.NewLocker(c.ownerConfig())
-	}
+	l, err := session.NewLocker(c.ownerConfig())
 	if err != nil {
 		if errors.Is(err, lease.ErrRefused) {
 			return err
 		}
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	return c.supervise(ctx, c.config(l, logger))
+	cfg := c.config(l, logger)
+	if c.Migrate != "" {
+		if cfg.Pre, err = newMigrationStep(c.ownerConfig(), l.Holder(), c.Migrate); err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+	}
+	return c.supervise(ctx, cfg)
 }

@@ -73,15 +73,16 @@ func TestNewLockerValidates(t *testing.T) {
 func TestLockerAcquireRecordsAnchorPIDAndReleases(t *testing.T) {
 	child := sleeper(t)
 	l := newTestLocker(t, LockerConfig{Key: "session:lk", Holder: "wrap:a", Reason: "test", Metadata: Metadata{{"b", 1}, {"a", "x"}}})
-	if l.Kind() != "claim" || !l.Anchored() || l.Key() != "session:lk" || l.Holder() != "wrap:a" {
-		t.Fatalf("identity: have %s %v %s %s", l.Kind(), l.Anchored(), l.Key(), l.Holder())
+	var _ lease.Anchored = l
+	if l.Kind() != "claim" || l.Key() != "session:lk" || l.Holder() != "wrap:a" {
+		t.Fatalf("identity: have %s %s %s", l.Kind(), l.Key(), l.Holder())
 	}
-	ls, err := l.Acquire(t.Context(), child.Process.Pid)
+	ls, err := l.AcquireAnchored(t.Context(), child.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ls.File() != nil || ls.Env() != nil || ls.TTL() != 0 {
-		t.Errorf("want no file, no env, TTL 0; have %v %v %v", ls.File(), ls.Env(), ls.TTL())
+	if _, ok := ls.(lease.FileHolder); ok || ls.Env() != nil || ls.TTL() != 0 {
+		t.Errorf("want no file, no env, TTL 0; have %T %v %v", ls, ls.Env(), ls.TTL())
 	}
 	st := l.claims.Status("session:lk")
 	if st.State != Live || st.Record.PID != child.Process.Pid {
@@ -108,11 +109,11 @@ func TestLockerHeldAndRefused(t *testing.T) {
 	child := sleeper(t)
 	root := t.TempDir()
 	owner := newTestLocker(t, LockerConfig{Key: "session:h", Holder: "owner", Root: root})
-	if _, err := owner.Acquire(t.Context(), child.Process.Pid); err != nil {
+	if _, err := owner.AcquireAnchored(t.Context(), child.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
 	other := newTestLocker(t, LockerConfig{Key: "session:h", Holder: "other", Root: root})
-	_, err := other.Acquire(t.Context(), os.Getpid())
+	_, err := other.AcquireAnchored(t.Context(), os.Getpid())
 	var held *lease.HeldError
 	if !errors.As(err, &held) || held.Holder != "owner" || held.PID != child.Process.Pid || held.Kind != "claim" {
 		t.Fatalf("want *lease.HeldError naming owner pid %d, have %v", child.Process.Pid, err)
@@ -121,7 +122,7 @@ func TestLockerHeldAndRefused(t *testing.T) {
 	os.MkdirAll(claimsDir(root), 0o755)
 	os.WriteFile(path, []byte("schema_version: 9\nkey: k\nholder: h\nacquired_at: 1\npid: 1\nhost: x\n"), 0o644)
 	bad := newTestLocker(t, LockerConfig{Key: "session:c", Holder: "h", Root: root})
-	_, err = bad.Acquire(t.Context(), os.Getpid())
+	_, err = bad.AcquireAnchored(t.Context(), os.Getpid())
 	if !errors.Is(err, lease.ErrRefused) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "move it aside") {
 		t.Errorf("want ErrRefused naming %s and the fix, have %v", path, err)
 	}
@@ -130,7 +131,7 @@ func TestLockerHeldAndRefused(t *testing.T) {
 func TestLockerRenewTTLAndLoss(t *testing.T) {
 	child := sleeper(t)
 	l := newTestLocker(t, LockerConfig{Key: "node:ttl", Holder: "me", TTL: time.Minute})
-	ls, err := l.Acquire(t.Context(), child.Process.Pid)
+	ls, err := l.AcquireAnchored(t.Context(), child.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,7 @@ func TestLockerRenewTTLAndLoss(t *testing.T) {
 func TestLockerPIDClaimLostWhenReanchoredOrCorrupted(t *testing.T) {
 	child := sleeper(t)
 	l := newTestLocker(t, LockerConfig{Key: "session:p", Holder: "me"})
-	ls, err := l.Acquire(t.Context(), child.Process.Pid)
+	ls, err := l.AcquireAnchored(t.Context(), child.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,12 +185,23 @@ func TestLockerPIDClaimLostWhenReanchoredOrCorrupted(t *testing.T) {
 func TestLockerWatchesTheClaimFileAndCreatesItsDir(t *testing.T) {
 	root := t.TempDir()
 	l := newTestLocker(t, LockerConfig{Key: "session:w", Holder: "h", Root: root})
-	ws := l.Watches()
-	if len(ws) != 1 || ws[0].Dir != claimsDir(root) || len(ws[0].Names) != 1 || ws[0].Names[0] != "session%3Aw.lock" {
-		t.Fatalf("want the claim file session%%3Aw.lock in %s, have %+v", claimsDir(root), ws)
+	w, err := l.Notify(t.Context())
+	if err != nil {
+		t.Fatal(err)
 	}
-	if fi, err := os.Stat(ws[0].Dir); err != nil || !fi.IsDir() {
-		t.Errorf("want the directory created, have %v", err)
+	defer w.Close()
+	if fi, err := os.Stat(claimsDir(root)); err != nil || !fi.IsDir() {
+		t.Fatalf("want the directory created, have %v", err)
+	}
+	// Another name in the directory does not wake the waiter; the claim
+	// file does.
+	os.WriteFile(filepath.Join(claimsDir(root), "other.lock"), nil, 0o644)
+	if woke, err := w.Wait(t.Context(), nil, 50*time.Millisecond); woke || err != nil {
+		t.Fatalf("another file: want no wake-up, have %v %v", woke, err)
+	}
+	os.WriteFile(filepath.Join(claimsDir(root), "session%3Aw.lock"), nil, 0o644)
+	if woke, err := w.Wait(t.Context(), nil, 10*time.Second); !woke || err != nil {
+		t.Fatalf("the claim file: want a wake-up, have %v %v", woke, err)
 	}
 }
 
@@ -210,7 +222,7 @@ func TestLockerProbeReportsOnlyAVisiblyHeldClaim(t *testing.T) {
 		t.Fatalf("free claim: want nil, have %v", err)
 	}
 	owner := newTestLocker(t, LockerConfig{Key: "session:p", Holder: "owner", Root: root})
-	if _, err := owner.Acquire(t.Context(), child.Process.Pid); err != nil {
+	if _, err := owner.AcquireAnchored(t.Context(), child.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(claimFile(root, "session:p"))
@@ -246,7 +258,7 @@ func TestLockerDefersTheAcquiredEventUntilStarted(t *testing.T) {
 	}
 	root := t.TempDir()
 	l := newTestLocker(t, LockerConfig{Key: "session:d", Holder: "h", Root: root})
-	ls, err := l.Acquire(t.Context(), child.Process.Pid)
+	ls, err := l.AcquireAnchored(t.Context(), child.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +278,7 @@ func TestLockerDefersTheAcquiredEventUntilStarted(t *testing.T) {
 
 	root = t.TempDir()
 	l = newTestLocker(t, LockerConfig{Key: "session:d", Holder: "h", Root: root})
-	if ls, err = l.Acquire(t.Context(), child.Process.Pid); err != nil {
+	if ls, err = l.AcquireAnchored(t.Context(), child.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
 	if err := ls.Finish(t.Context(), lease.Result{}); err != nil {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leasewrap/leasewrap/lease"
 )
 
 // helperEnv switches the test binary into a helper process (see TestMain);
@@ -69,7 +71,7 @@ func helperHold() int {
 		fmt.Println("error", err)
 		return 1
 	}
-	ls, err := l.Acquire(context.Background(), 0)
+	ls, err := l.Acquire(context.Background())
 	if err != nil {
 		fmt.Println("error", err)
 		return 1
@@ -77,7 +79,7 @@ func helperHold() int {
 	gpid := 0
 	if os.Getenv("RESERVE_GRANDCHILD") == "1" {
 		c := exec.Command("sleep", "60")
-		c.ExtraFiles = []*os.File{ls.File()}
+		c.ExtraFiles = []*os.File{ls.(lease.FileHolder).File()}
 		if err := c.Start(); err != nil {
 			fmt.Println("error", err)
 			return 1

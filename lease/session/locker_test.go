@@ -43,20 +43,23 @@ func TestNewLockerValidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Kind() != "session" || l.Anchored() || l.Key() != sid.String() || l.Holder() != "a" {
-		t.Errorf("want session/unanchored/%s/a, have %s/%v/%s/%s", sid, l.Kind(), l.Anchored(), l.Key(), l.Holder())
+	if l.Kind() != "session" || l.Key() != sid.String() || l.Holder() != "a" {
+		t.Errorf("want session/%s/a, have %s/%s/%s", sid, l.Kind(), l.Key(), l.Holder())
 	}
-	for _, w := range l.Watches() {
-		if fi, err := os.Stat(w.Dir); err != nil || !fi.IsDir() {
-			t.Errorf("want watch dir %s created, have %v", w.Dir, err)
-		}
+	w, err := l.Notify(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if fi, err := os.Stat(NewStore(root).OwnerDir(sid)); err != nil || !fi.IsDir() {
+		t.Errorf("want the watched owner dir created, have %v", err)
 	}
 }
 
 func TestLockerLeaseLifecycle(t *testing.T) {
 	root, sid := t.TempDir(), NewID()
 	l, _ := NewLocker(lockerConfig(root, sid, "daemon-a", 6))
-	ls, err := l.Acquire(context.Background(), 0)
+	ls, err := l.Acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,8 +68,8 @@ func TestLockerLeaseLifecycle(t *testing.T) {
 	if have := ClassifyLiveness(ol.Path(), &o); have != Live {
 		t.Fatalf("want live, have %v", have)
 	}
-	if ls.File() == nil || ls.TTL() != 0 {
-		t.Fatalf("want a file and TTL 0, have %v %v", ls.File(), ls.TTL())
+	if ls.(lease.FileHolder).File() == nil || ls.TTL() != 0 {
+		t.Fatalf("want a file and TTL 0, have %v %v", ls.(lease.FileHolder).File(), ls.TTL())
 	}
 	env := strings.Join(ls.Env(), " ")
 	for _, want := range []string{"LEASEWRAP_SESSION_ID=" + sid.String(), "LEASEWRAP_LEASE_TOKEN=" + o.LeaseToken} {
@@ -104,7 +107,7 @@ func TestLockerRenewDetectsLoss(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			l, _ := NewLocker(lockerConfig(t.TempDir(), NewID(), "a", 6))
-			ls, err := l.Acquire(context.Background(), 0)
+			ls, err := l.Acquire(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,7 +135,7 @@ func TestLockerMapsErrors(t *testing.T) {
 		oc.Endpoint = Some("unix:///run/a.sock")
 		mustAcquire(t, NewStore(root), sid, oc)
 		l, _ := NewLocker(lockerConfig(root, sid, "daemon-b", 6))
-		_, err := l.Acquire(context.Background(), 0)
+		_, err := l.Acquire(context.Background())
 		var held *lease.HeldError
 		if !errors.As(err, &held) {
 			t.Fatalf("want *lease.HeldError, have %T: %v", err, err)
@@ -152,7 +155,7 @@ func TestLockerMapsErrors(t *testing.T) {
 		flock(f, lockEX)
 		l, _ := NewLocker(lockerConfig(root, sid, "a", 6))
 		l.store.lockBudget = 100 * time.Millisecond
-		_, err := l.Acquire(context.Background(), 0)
+		_, err := l.Acquire(context.Background())
 		var held *lease.HeldError
 		if !errors.As(err, &held) || !strings.Contains(held.Detail, s.LockPath(sid)) {
 			t.Fatalf("want *lease.HeldError naming the coordinator, have %v", err)
@@ -188,7 +191,7 @@ func TestLockerMapsErrors(t *testing.T) {
 				mustLocker(t, lockerConfig(root, sid, "a", 6)),
 				mustMaintenanceLocker(t, MaintenanceConfig{SessionID: sid, Root: root}),
 			} {
-				_, err := l.Acquire(context.Background(), 0)
+				_, err := l.Acquire(context.Background())
 				if !errors.Is(err, lease.ErrRefused) || errors.Is(err, lease.ErrHeld) {
 					t.Fatalf("%s: want ErrRefused, have %v", l.Kind(), err)
 				}
@@ -226,10 +229,10 @@ func TestMaintenanceLockerAndTransition(t *testing.T) {
 	root, sid := t.TempDir(), NewID()
 	s := NewStore(root)
 	ml := mustMaintenanceLocker(t, MaintenanceConfig{SessionID: sid, Root: root, Holder: "migrator"})
-	if ml.Kind() != "session-maintenance" || ml.Anchored() || ml.Holder() != "migrator" {
-		t.Errorf("want session-maintenance/unanchored/migrator, have %s/%v/%s", ml.Kind(), ml.Anchored(), ml.Holder())
+	if ml.Kind() != "session-maintenance" || ml.Holder() != "migrator" {
+		t.Errorf("want session-maintenance/migrator, have %s/%s", ml.Kind(), ml.Holder())
 	}
-	ls, err := ml.Acquire(context.Background(), 0)
+	ls, err := ml.Acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +245,7 @@ func TestMaintenanceLockerAndTransition(t *testing.T) {
 	// A second maintenance attempt meets the busy coordinator: held.
 	other := mustMaintenanceLocker(t, MaintenanceConfig{SessionID: sid, Root: root})
 	other.store.lockBudget = 50 * time.Millisecond
-	if _, err := other.Acquire(context.Background(), 0); !errors.Is(err, lease.ErrHeld) {
+	if _, err := other.Acquire(context.Background()); !errors.Is(err, lease.ErrHeld) {
 		t.Fatalf("want ErrHeld, have %v", err)
 	}
 	owner, err := ls.(*MaintenanceLease).Transition(context.Background(), LockerConfig{OwnerContext: testContext("after-migration", 6)})
@@ -257,7 +260,7 @@ func TestMaintenanceLockerAndTransition(t *testing.T) {
 		t.Fatalf("want one owner after-migration, have %+v", owners)
 	}
 	// The transitioned owner refuses maintenance: held, with its identity.
-	_, err = other.Acquire(context.Background(), 0)
+	_, err = other.Acquire(context.Background())
 	var held *lease.HeldError
 	if !errors.As(err, &held) || held.Holder != "after-migration" {
 		t.Fatalf("want held by after-migration, have %v", err)
@@ -265,7 +268,7 @@ func TestMaintenanceLockerAndTransition(t *testing.T) {
 	owner.Finish(context.Background(), lease.Result{})
 
 	// A failed transition releases the coordinator and registers nothing.
-	ls, err = ml.Acquire(context.Background(), 0)
+	ls, err = ml.Acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,18 +292,18 @@ func TestInheritedDescriptorsOutliveLeasewrap(t *testing.T) {
 	root, sid := t.TempDir(), NewID()
 	s := NewStore(root)
 	l := mustLocker(t, lockerConfig(root, sid, "a", 6))
-	ls, err := l.Acquire(context.Background(), 0)
+	ls, err := l.Acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	ol := ls.(*ownerLease)
 	o := ol.Owner()
 	child := exec.Command("sleep", "30")
-	child.ExtraFiles = []*os.File{ls.File()}
+	child.ExtraFiles = []*os.File{ls.(lease.FileHolder).File()}
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
-	ls.File().Close() // leasewrap's copy gone, as after a SIGKILL
+	ls.(lease.FileHolder).File().Close() // leasewrap's copy gone, as after a SIGKILL
 	if have := ClassifyLiveness(ol.Path(), &o); have != Live {
 		t.Errorf("want live while the child holds the descriptor, have %v", have)
 	}
@@ -311,12 +314,12 @@ func TestInheritedDescriptorsOutliveLeasewrap(t *testing.T) {
 	}
 
 	ml := mustMaintenanceLocker(t, MaintenanceConfig{SessionID: sid, Root: root})
-	ms, err := ml.Acquire(context.Background(), 0)
+	ms, err := ml.Acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	child = exec.Command("sleep", "30")
-	child.ExtraFiles = []*os.File{ms.File()}
+	child.ExtraFiles = []*os.File{ms.(lease.FileHolder).File()}
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +351,7 @@ func TestLockerRefusesASymlinkedCoordinator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Acquire(context.Background(), 0); !errors.Is(err, lease.ErrRefused) || !strings.Contains(err.Error(), "symbolic link") {
+	if _, err := l.Acquire(context.Background()); !errors.Is(err, lease.ErrRefused) || !strings.Contains(err.Error(), "symbolic link") {
 		t.Fatalf("want a refusal naming the symlink, have %v", err)
 	}
 	if _, err := os.Lstat(target); !os.IsNotExist(err) {

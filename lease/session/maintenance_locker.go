@@ -51,18 +51,15 @@ func (l *MaintenanceLocker) Key() string { return l.cfg.SessionID.String() }
 // Holder is the configured holder name.
 func (l *MaintenanceLocker) Holder() string { return l.cfg.Holder }
 
-// Anchored is false.
-func (l *MaintenanceLocker) Anchored() bool { return false }
-
-// Watches is the owner directory: maintenance waits for owners to go.
-func (l *MaintenanceLocker) Watches() []lease.Watch {
-	return watches(l.store, l.cfg.SessionID)
+// Notify watches the owner directory: maintenance waits for owners to go.
+func (l *MaintenanceLocker) Notify(context.Context) (lease.Wake, error) {
+	return notify(l.store, l.cfg.SessionID)
 }
 
 // Acquire takes the maintenance guard once. A remaining live owner or a busy
 // coordinator is a *lease.HeldError; an undecodable or unverifiable record
 // is refused (lease.ErrRefused), untouched.
-func (l *MaintenanceLocker) Acquire(ctx context.Context, _ int) (lease.Lease, error) {
+func (l *MaintenanceLocker) Acquire(ctx context.Context) (lease.Lease, error) {
 	g, err := l.store.AcquireMaintenance(ctx, l.cfg.SessionID)
 	if err != nil {
 		return nil, adaptError(KindMaintenance, l.cfg.SessionID, err)
