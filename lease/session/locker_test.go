@@ -187,6 +187,16 @@ func TestLockerMapsErrors(t *testing.T) {
 		if def.store.lockBudget != LockWaitBudget {
 			t.Fatalf("LockWait 0: want the seed's budget %v, have %v", LockWaitBudget, def.store.lockBudget)
 		}
+		ml, err := NewMaintenanceLocker(MaintenanceConfig{SessionID: sid, Root: root, LockWait: TryOnceLockWait})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ml.Acquire(context.Background(), 0); !errors.As(err, &held) {
+			t.Fatalf("maintenance with LockWait: want *lease.HeldError for the busy coordinator, have %v", err)
+		}
+		if waited := parseWaited(t, held.Detail); waited < TryOnceLockWait || waited >= LockWaitBudget {
+			t.Fatalf("maintenance: want a wait of at least %v and under %v, have %v", TryOnceLockWait, LockWaitBudget, waited)
+		}
 	})
 	refused := map[string]func(t *testing.T, s *Store, sid ID) string{
 		"malformed record": func(t *testing.T, s *Store, sid ID) string {
