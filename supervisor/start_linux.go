@@ -41,15 +41,29 @@ func (ch *child) signal(s os.Signal) error {
 	return unix.Kill(-ch.pgid, sig)
 }
 
-// lookPath resolves j's command once, before any lease is taken, so a
-// typo costs nothing.
-func (j *job) lookPath() error {
-	path, err := exec.LookPath(j.argv[0])
+// resolve settles j's command once, before any lease is taken, so a
+// command that cannot run costs nothing (Resolve: env(1)'s 127 and 126, a
+// file without #! through /bin/sh).
+func (j *job) resolve(dir string, env []string) error {
+	path, argv, err := Resolve(j.argv, dir, env)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrStart, err)
+		return err
 	}
-	j.path = path
+	j.path, j.argv = path, argv
 	return nil
+}
+
+// startError classifies a failed exec of path with env(1)'s codes: the
+// file changed between Resolve and the exec.
+func startError(path string, err error) error {
+	switch {
+	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENOTDIR):
+		return &ExecError{Path: path, Code: CodeNotFound, Err: err}
+	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM), errors.Is(err, unix.EISDIR),
+		errors.Is(err, unix.ENOEXEC), errors.Is(err, unix.ETXTBSY):
+		return &ExecError{Path: path, Code: CodeNotExecutable, Err: err}
+	}
+	return fmt.Errorf("%w %s: %w", ErrStart, path, err)
 }
 
 // prepare builds the command for argv with the lease handed over. Like
@@ -74,7 +88,7 @@ func foregroundTTY(f *os.File) bool {
 // taken before and is handed over as a descriptor).
 func startPlain(cmd *exec.Cmd) (*child, error) {
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%w %s: %w", ErrStart, cmd.Path, err)
+		return nil, startError(cmd.Path, err)
 	}
 	return &child{cmd: cmd, pid: cmd.Process.Pid, pgid: cmd.Process.Pid}, nil
 }
@@ -92,7 +106,7 @@ func startTraced(cmd *exec.Cmd) (*child, error) {
 		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOSYS) {
 			return nil, fmt.Errorf("%w: %v", errPtraceRefused, err)
 		}
-		return nil, fmt.Errorf("%w %s: %w", ErrStart, cmd.Path, err)
+		return nil, startError(cmd.Path, err)
 	}
 	ch := &child{cmd: cmd, pid: cmd.Process.Pid, pgid: cmd.Process.Pid, traced: true}
 	fault.Point("supervisor.traced-before-exitkill")

@@ -60,13 +60,13 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	c := cfg.withDefaults()
 	main := &job{locker: c.Locker, argv: c.Argv}
-	if err := main.lookPath(); err != nil {
+	if err := main.resolve(c.Dir, c.Env); err != nil {
 		return err
 	}
 	var pre *job
 	if c.Pre != nil {
 		pre = &job{locker: c.Pre.Locker, argv: c.Pre.Argv}
-		if err := pre.lookPath(); err != nil {
+		if err := pre.resolve(c.Dir, c.Env); err != nil {
 			return err
 		}
 	}

@@ -61,7 +61,7 @@ func startTethered(cmd *exec.Cmd) (*child, error) {
 		runtime.UnlockOSThread()
 	}()
 	if err := <-errc; err != nil {
-		return nil, fmt.Errorf("%w %s: %w", ErrStart, cmd.Path, err)
+		return nil, startError(cmd.Path, err)
 	}
 	ch := &child{cmd: cmd, pid: cmd.Process.Pid, pgid: cmd.Process.Pid, tether: t}
 	if err := t.startGuard(ch.pgid); err != nil {

@@ -94,7 +94,12 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "leasewrap: %v\n", err)
 	var abort *supervisor.SignalAbort
+	var execErr *supervisor.ExecError
 	switch {
+	case errors.As(err, &execErr):
+		return execErr.Code // 127 not found, 126 not executable, as env(1)
+	case errors.Is(err, supervisor.ErrEmptyCommand):
+		return exitUsage
 	case errors.As(err, &abort):
 		return 128 + int(abort.Signal)
 	case errors.Is(err, errUsage):

@@ -30,8 +30,16 @@ func (o *output) Bytes() []byte { return []byte(o.String()) }
 // startLW starts the test binary as leasewrap with args and extra env.
 func startLW(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
-	p := &proc{cmd: leasewrapCmd(t, args...), done: make(chan struct{})}
-	p.cmd.Env = append(p.cmd.Env, env...)
+	cmd := leasewrapCmd(t, args...)
+	cmd.Env = append(cmd.Env, env...)
+	return startProc(t, cmd)
+}
+
+// startProc starts cmd (leasewrap, or a wrapper around it such as
+// unshare) with its output captured.
+func startProc(t *testing.T, cmd *exec.Cmd) *proc {
+	t.Helper()
+	p := &proc{cmd: cmd, done: make(chan struct{})}
 	dir := t.TempDir()
 	for _, o := range []*output{&p.stdout, &p.stderr} {
 		f, err := os.CreateTemp(dir, "out")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/leasewrap/leasewrap/lease/reserve"
 )
@@ -40,6 +41,9 @@ Examples:
 }
 
 func (c *reserveRunCmd) Validate() error {
+	if c.Key == "" {
+		return fmt.Errorf("%w: the reservation key is empty; give a non-empty key, e.g. export-2026-11-29", errUsage)
+	}
 	if c.RunID != "" {
 		if err := reserve.ValidateRunID(c.RunID); err != nil {
 			return fmt.Errorf("%w: --run-id: %v", errUsage, err)
@@ -53,6 +57,7 @@ func (c *reserveRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
+	warnRelativeHome(logger, c.Home, os.Getenv, home)
 	host, _ := os.Hostname()
 	l, err := reserve.NewLocker(reserve.LockerConfig{
 		Key: c.Key, Repo: c.Repo, Branch: c.Branch, Home: home, RunID: c.RunID,
@@ -62,4 +67,26 @@ func (c *reserveRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	return c.supervise(ctx, c.config(l, logger))
+}
+
+// warnRelativeHome warns when the home came from a relative
+// $ORCHESTRATECTL_HOME or $HOME: it is resolved against the working
+// directory, so a cron job and a shell would use different homes (as claim
+// run warns for a relative FNO_CLAIMS_ROOT). --home is made absolute by
+// the flag parser.
+func warnRelativeHome(logger *slog.Logger, explicit string, getenv func(string) string, resolved string) {
+	if explicit != "" {
+		return
+	}
+	name := reserve.HomeEnv
+	v := getenv(name)
+	if v == "" {
+		name, v = "HOME", getenv("HOME")
+	}
+	if v == "" || filepath.IsAbs(v) {
+		return
+	}
+	wd, _ := os.Getwd()
+	logger.Warn(name+" is relative and resolved against the working directory; processes started elsewhere use another home: set an absolute path",
+		name, v, "dir", wd, "home", resolved)
 }

@@ -28,6 +28,9 @@ type runFlags struct {
 	Command []string `arg:"" passthrough:"" name:"command" help:"The command to run, after --."`
 }
 
+// minRenewEvery is the shortest --renew-every accepted.
+const minRenewEvery = 100 * time.Millisecond
+
 // validate checks the shared flags; ttl is the lease's TTL if known.
 func (f *runFlags) validate(ttl time.Duration) error {
 	if len(f.Command) > 0 && f.Command[0] == "--" {
@@ -40,8 +43,14 @@ func (f *runFlags) validate(ttl time.Duration) error {
 	if len(f.Command) == 0 {
 		return fmt.Errorf("%w: no command given; put it after --, e.g. leasewrap claim run KEY -- ./job.sh", errUsage)
 	}
+	if f.Command[0] == "" {
+		return fmt.Errorf("%w: the command is empty (\"\"); put the program to run after --", errUsage)
+	}
 	if f.Wait < 0 || f.KillGrace < 0 || f.RenewEvery < 0 {
 		return fmt.Errorf("%w: durations must not be negative", errUsage)
+	}
+	if f.RenewEvery != 0 && f.RenewEvery < minRenewEvery {
+		return fmt.Errorf("%w: --renew-every %v is below the minimum of %v (a shorter period only burns CPU; leave it out for the default)", errUsage, f.RenewEvery, minRenewEvery)
 	}
 	if f.ConflictExitCode < 0 || f.ConflictExitCode > 255 {
 		return fmt.Errorf("%w: --conflict-exit-code %d is not in 0..255", errUsage, f.ConflictExitCode)
@@ -68,6 +77,9 @@ func (f *runFlags) config(l lease.Locker, logger *slog.Logger) supervisor.Config
 // supervise runs the command under l. exitCode decides the status; this
 // only logs a replay and carries --conflict-exit-code along.
 func (f *runFlags) supervise(ctx context.Context, cfg supervisor.Config) error {
+	// supervisor.Run refuses a command that cannot run before anything is
+	// acquired, with env(1)'s codes (127 not found, 126 not executable); a
+	// file without #! runs through /bin/sh, as execvp does.
 	err := supervisor.Run(ctx, cfg)
 	if err == nil {
 		return nil

@@ -38,9 +38,11 @@ func (c *sessionMaintainCmd) Validate() error {
 }
 
 func (c *sessionMaintainCmd) Run(ctx context.Context, logger *slog.Logger) error {
-	l, err := session.NewMaintenanceLocker(session.MaintenanceConfig{
-		SessionID: session.MustParseID(c.SID), Root: c.Root, Holder: defaultHolder(),
-	})
+	mc := session.MaintenanceConfig{SessionID: session.MustParseID(c.SID), Root: c.Root, Holder: defaultHolder()}
+	if c.Wait == 0 {
+		mc.LockWait = session.TryOnceLockWait // an owner's registration is a moment, not 10 s
+	}
+	l, err := session.NewMaintenanceLocker(mc)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}

@@ -22,7 +22,8 @@ type migrationLocker struct {
 }
 
 func newMigrationStep(owner session.LockerConfig, holder, script string) (*supervisor.Step, error) {
-	ml, err := session.NewMaintenanceLocker(session.MaintenanceConfig{SessionID: owner.SessionID, Root: owner.Root, Holder: holder})
+	ml, err := session.NewMaintenanceLocker(session.MaintenanceConfig{SessionID: owner.SessionID, Root: owner.Root, Holder: holder,
+		LockWait: owner.LockWait})
 	if err != nil {
 		return nil, err
 	}

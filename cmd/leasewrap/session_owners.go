@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -60,6 +62,10 @@ type sessionOwnerJSON struct {
 	LastSeenMs         *uint64 `json:"last_seen_ms"`
 	Path               string  `json:"path"`
 	Error              *string `json:"error"`
+	// Problem flags a decodable record that does not belong where it is:
+	// its file name is not TOKEN.json, or its session_id is another
+	// session's.
+	Problem *string `json:"problem"`
 }
 
 func (c *sessionOwnersCmd) Run(streams ioStreams) error {
@@ -72,7 +78,7 @@ func (c *sessionOwnersCmd) Run(streams ioStreams) error {
 	}
 	out := make([]sessionOwnerJSON, 0, len(recs))
 	for _, r := range recs {
-		out = append(out, ownerJSON(r))
+		out = append(out, ownerJSON(r, c.sid))
 	}
 	if c.JSON {
 		return writeOwnersJSON(streams.Out, out)
@@ -80,7 +86,7 @@ func (c *sessionOwnersCmd) Run(streams ioStreams) error {
 	return writeOwnersTable(streams.Out, c.sid, c.Root, out)
 }
 
-func ownerJSON(r session.Record) sessionOwnerJSON {
+func ownerJSON(r session.Record, sid session.ID) sessionOwnerJSON {
 	j := sessionOwnerJSON{Liveness: r.Liveness.String(), Path: r.Path}
 	if r.Err != nil {
 		msg := r.Err.Error()
@@ -94,6 +100,17 @@ func ownerJSON(r session.Record) sessionOwnerJSON {
 	j.DaemonNamespace, j.BuildFingerprint, j.ProtocolVersion = o.DaemonNamespace, o.BuildFingerprint, o.ProtocolVersion
 	j.Endpoint, j.ExecutablePath = o.Endpoint, o.ExecutablePath
 	j.AcquiredAtMs, j.AcquiredAt, j.LastSeenMs = &o.AcquiredAtMs, &at, &o.LastSeenMs
+	var problems []string
+	if name := filepath.Base(r.Path); name != o.LeaseToken+".json" {
+		problems = append(problems, fmt.Sprintf("file name does not match token: the record's file is %s.json", o.LeaseToken))
+	}
+	if o.SessionID != sid {
+		problems = append(problems, fmt.Sprintf("session_id %s is not this session's", o.SessionID))
+	}
+	if len(problems) > 0 {
+		p := strings.Join(problems, "; ")
+		j.Problem = &p
+	}
 	return j
 }
 
@@ -113,16 +130,19 @@ func writeOwnersTable(w io.Writer, sid session.ID, root string, rows []sessionOw
 		_, err := fmt.Fprintf(w, "no owner records for session %s under %s\n", sid, root)
 		return err
 	}
+	// One line per record, every value through cell(): a name with a tab,
+	// a newline or wide characters, or an error message, never breaks the
+	// columns (an error used to be a line of its own, which restarted
+	// tabwriter's alignment below it).
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOKEN\tPID\tLIVENESS\tSCHEMA\tEPOCH\tINSTANCE\tACQUIRED\tPATH")
+	fmt.Fprintln(tw, "TOKEN\tPID\tLIVENESS\tSCHEMA\tEPOCH\tINSTANCE\tACQUIRED\tPATH\tPROBLEM")
 	for _, r := range rows {
 		if r.Error != nil {
-			fmt.Fprintf(tw, "-\t-\t%s\t-\t-\t-\t-\t%s\n", r.Liveness, r.Path)
-			fmt.Fprintf(tw, "  error: %s\n", *r.Error)
+			fmt.Fprintf(tw, "-\t-\t%s\t-\t-\t-\t-\t%s\t%s\n", r.Liveness, cell(r.Path), cell("error: "+*r.Error))
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%s\n", *r.Token, *r.PID, r.Liveness, *r.SchemaVersion,
-			optU32(r.StorageWriterEpoch), optStr(r.DaemonInstanceID), *r.AcquiredAt, r.Path)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", cell(*r.Token), *r.PID, r.Liveness, *r.SchemaVersion,
+			optU32(r.StorageWriterEpoch), cell(optStr(r.DaemonInstanceID)), *r.AcquiredAt, cell(r.Path), cell(optStr(r.Problem)))
 	}
 	return tw.Flush()
 }

@@ -75,7 +75,13 @@ func (c *sessionRunCmd) ownerConfig() session.LockerConfig {
 			*f.dst = session.Some(f.v)
 		}
 	}
-	return session.LockerConfig{SessionID: session.MustParseID(c.SID), Root: c.Root, OwnerContext: oc}
+	cfg := session.LockerConfig{SessionID: session.MustParseID(c.SID), Root: c.Root, OwnerContext: oc}
+	if c.Wait == 0 {
+		// Try once: wait out an owner's momentary hold of the coordinator,
+		// not a maintenance hold for the seed's whole 10 s.
+		cfg.LockWait = session.TryOnceLockWait
+	}
+	return cfg
 }
 
 func (c *sessionRunCmd) Run(ctx context.Context, logger *slog.Logger) error {

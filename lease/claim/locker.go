@@ -95,12 +95,13 @@ func (l *Locker) Key() string { return l.cfg.Key }
 // Holder is the holder identity.
 func (l *Locker) Holder() string { return l.cfg.Holder }
 
-// Probe reports a claim held by a live or suspect other holder as a
-// *lease.HeldError, reading the file only. Anything else (free, stale,
-// ours, corrupted, unreadable) is Acquire's to decide.
+// Probe reports a claim held live or suspect as a *lease.HeldError,
+// reading the file only, whatever its holder name (see AcquireAnchored).
+// Anything else (free, stale, corrupted, unreadable) is the acquire's to
+// decide.
 func (l *Locker) Probe(ctx context.Context) error {
 	st := l.claims.Status(l.cfg.Key)
-	if (st.State != Live && st.State != Suspect) || st.Record == nil || st.Record.Holder == l.cfg.Holder {
+	if (st.State != Live && st.State != Suspect) || st.Record == nil {
 		return nil
 	}
 	r := st.Record
@@ -114,9 +115,13 @@ func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
 	return l.AcquireAnchored(ctx, os.Getpid())
 }
 
-// AcquireAnchored takes the claim for pid (lease.Anchored). Held by a live
-// or suspect other holder is a *lease.HeldError; a corrupted record is an
-// error matching lease.ErrRefused that names the file.
+// AcquireAnchored takes the claim for pid (lease.Anchored). A live or
+// suspect claim is a *lease.HeldError even when it carries this Locker's
+// own holder name: a run verb never re-acquires idempotently (two wrappers
+// given the same --holder would both run, and the second's release would
+// free the first's claim); a stale one is reclaimed as any other. A
+// corrupted record is an error matching lease.ErrRefused that names the
+// file.
 func (l *Locker) AcquireAnchored(ctx context.Context, pid int) (lease.Lease, error) {
 	if pid <= 0 {
 		return nil, fmt.Errorf("claim %q: acquire needs the anchor pid, have %d", l.cfg.Key, pid)
@@ -129,6 +134,7 @@ func (l *Locker) AcquireAnchored(ctx context.Context, pid int) (lease.Lease, err
 		// The stopped child waits for Acquire: its audit events are
 		// appended once it runs (Started), off that path.
 		DeferEvents: true,
+		Exclusive:   true,
 	})
 	var held *HeldByOtherError
 	if errors.As(err, &held) {

@@ -230,8 +230,8 @@ func TestLockerProbeReportsOnlyAVisiblyHeldClaim(t *testing.T) {
 	if err := other.Probe(t.Context()); !errors.As(err, &held) || held.Holder != "owner" || held.PID != child.Process.Pid {
 		t.Fatalf("live other holder: want *lease.HeldError naming owner, have %v", err)
 	}
-	if err := owner.Probe(t.Context()); err != nil {
-		t.Fatalf("our own claim: want nil (Acquire re-acquires), have %v", err)
+	if err := owner.Probe(t.Context()); !errors.As(err, &held) || held.Holder != "owner" {
+		t.Fatalf("a live claim under our own holder name: want *lease.HeldError (a run verb never re-acquires), have %v", err)
 	}
 	if after, _ := os.ReadFile(claimFile(root, "session:p")); string(after) != string(before) {
 		t.Fatal("Probe changed the claim file")
@@ -287,5 +287,49 @@ func TestLockerDefersTheAcquiredEventUntilStarted(t *testing.T) {
 	got := events(root)
 	if a, r := strings.Index(got, "claim_acquired"), strings.Index(got, "claim_released"); a < 0 || r < a {
 		t.Fatalf("without Started: want acquired then released, have %q", got)
+	}
+}
+
+// TestLockerSameHolderIsAConflict: a run verb's Locker treats a live claim
+// under its own holder name like any other holder's (a second wrapper
+// given the same --holder must not run, nor rewrite the first's pid); a
+// stale one is reclaimed; the protocol's Acquire still re-acquires
+// idempotently.
+func TestLockerSameHolderIsAConflict(t *testing.T) {
+	first, second := sleeper(t), sleeper(t)
+	root := t.TempDir()
+	a := newTestLocker(t, LockerConfig{Key: "nightly", Holder: "nightly", Root: root})
+	b := newTestLocker(t, LockerConfig{Key: "nightly", Holder: "nightly", Root: root})
+	if _, err := a.AcquireAnchored(t.Context(), first.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	path := claimFile(root, "nightly")
+	before, _ := os.ReadFile(path)
+	var held *lease.HeldError
+	if _, err := b.AcquireAnchored(t.Context(), second.Process.Pid); !errors.As(err, &held) || held.PID != first.Process.Pid {
+		t.Fatalf("same holder, live: want *lease.HeldError naming pid %d, have %v", first.Process.Pid, err)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(before) {
+		t.Fatalf("the refused Acquire rewrote the claim:\n%s\nwas:\n%s", after, before)
+	}
+
+	// The protocol's acquire (the admin verb) keeps its idempotent re-acquire.
+	acq, err := a.claims.Acquire(t.Context(), "nightly", "nightly", AcquireOptions{PID: second.Process.Pid})
+	if err != nil || acq.Event != EventIdempotentReacquire || acq.Record.PID != second.Process.Pid {
+		t.Fatalf("protocol acquire, same holder: want an idempotent re-acquire naming pid %d, have %+v, %v", second.Process.Pid, acq, err)
+	}
+
+	// Stale under the same holder name: reclaimed, not re-acquired.
+	second.Process.Kill()
+	second.Wait()
+	ls, err := b.AcquireAnchored(t.Context(), first.Process.Pid)
+	if err != nil {
+		t.Fatalf("same holder, stale: want a reclaim, have %v", err)
+	}
+	if got := readClaimMust(t, path); got.PID != first.Process.Pid {
+		t.Fatalf("want the claim to name pid %d, have %d", first.Process.Pid, got.PID)
+	}
+	if pend := ls.(*claimLease).pending; len(pend) != 1 || pend[0].Type != EventStaleReclaimed {
+		t.Fatalf("want a stale_reclaimed event, have %+v", pend)
 	}
 }

@@ -60,7 +60,7 @@ func (c *Claims) recoverStaleLocked(ctx context.Context, path, key, holder strin
 	if err != nil {
 		return nil, false, err
 	}
-	if existing.Holder == holder {
+	if o.reacquires(existing, holder) {
 		acq, err := c.idempotentReacquire(ctx, path, key, holder, o, existing)
 		return acq, false, err
 	}

@@ -31,8 +31,18 @@ const (
 type LockerConfig struct {
 	SessionID ID
 	Root      string
+	// LockWait bounds each wait for a session lock (the coordinator, the
+	// write lock) in one Acquire; 0 is the seed's LockWaitBudget. A caller
+	// that tries once uses TryOnceLockWait: owners hold the coordinator only
+	// for a moment on each registration, so a try-once run may wait out such
+	// a moment, not maintenance's whole hold.
+	LockWait time.Duration
 	OwnerContext
 }
+
+// TryOnceLockWait is the lock wait of a try-once acquisition (a run verb
+// with --wait 0): a few registrations' worth, not the seed's 10 s.
+const TryOnceLockWait = 500 * time.Millisecond
 
 func (c *LockerConfig) validate() error {
 	if c.SessionID.IsZero() {
@@ -43,6 +53,9 @@ func (c *LockerConfig) validate() error {
 	}
 	if c.StorageWriterEpoch == nil {
 		return fmt.Errorf("session %s: %w: give the bcode storage writer epoch (current: %d)", c.SessionID, ErrMissingWriterEpoch, CurrentWriterEpoch)
+	}
+	if c.LockWait < 0 {
+		return fmt.Errorf("session %s: lock wait %v is negative", c.SessionID, c.LockWait)
 	}
 	return nil
 }
@@ -62,7 +75,11 @@ func NewLocker(cfg LockerConfig) (*Locker, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Locker{cfg: cfg, store: NewStore(cfg.Root)}, nil
+	st := NewStore(cfg.Root)
+	if cfg.LockWait > 0 {
+		st.lockBudget = cfg.LockWait
+	}
+	return &Locker{cfg: cfg, store: st}, nil
 }
 
 // Kind is "session".

@@ -161,6 +161,46 @@ func TestLockerMapsErrors(t *testing.T) {
 			t.Fatalf("want *lease.HeldError naming the coordinator, have %v", err)
 		}
 	})
+	t.Run("LockWait bounds the coordinator wait", func(t *testing.T) {
+		root, sid := t.TempDir(), NewID()
+		s := NewStore(root)
+		f, _ := openLockFile(s.LockPath(sid))
+		defer f.Close()
+		flock(f, lockEX) // maintenance holds the coordinator
+		cfg := lockerConfig(root, sid, "a", 6)
+		cfg.LockWait = TryOnceLockWait
+		l, err := NewLocker(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.store.lockBudget != TryOnceLockWait {
+			t.Fatalf("want the store's budget %v, have %v", TryOnceLockWait, l.store.lockBudget)
+		}
+		_, err = l.Acquire(context.Background())
+		var held *lease.HeldError
+		if !errors.As(err, &held) || !strings.Contains(held.Detail, "busy for") {
+			t.Fatalf("want *lease.HeldError for the busy coordinator, have %v", err)
+		}
+		// The detail reports the wait actually made: at least the budget,
+		// and never the seed's 10 s.
+		if waited := parseWaited(t, held.Detail); waited < TryOnceLockWait || waited >= LockWaitBudget {
+			t.Fatalf("want a wait of at least %v and under the seed's %v, have %v (%s)", TryOnceLockWait, LockWaitBudget, waited, held.Detail)
+		}
+		def, _ := NewLocker(lockerConfig(root, sid, "b", 6))
+		if def.store.lockBudget != LockWaitBudget {
+			t.Fatalf("LockWait 0: want the seed's budget %v, have %v", LockWaitBudget, def.store.lockBudget)
+		}
+		ml, err := NewMaintenanceLocker(MaintenanceConfig{SessionID: sid, Root: root, LockWait: TryOnceLockWait})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ml.Acquire(context.Background()); !errors.As(err, &held) {
+			t.Fatalf("maintenance with LockWait: want *lease.HeldError for the busy coordinator, have %v", err)
+		}
+		if waited := parseWaited(t, held.Detail); waited < TryOnceLockWait || waited >= LockWaitBudget {
+			t.Fatalf("maintenance: want a wait of at least %v and under %v, have %v", TryOnceLockWait, LockWaitBudget, waited)
+		}
+	})
 	refused := map[string]func(t *testing.T, s *Store, sid ID) string{
 		"malformed record": func(t *testing.T, s *Store, sid ID) string {
 			p := filepath.Join(s.OwnerDir(sid), "x.json")
@@ -357,4 +397,19 @@ func TestLockerRefusesASymlinkedCoordinator(t *testing.T) {
 	if _, err := os.Lstat(target); !os.IsNotExist(err) {
 		t.Fatalf("the symlink's target was created: %v", err)
 	}
+}
+
+// parseWaited reads the duration out of a busy coordinator's detail
+// ("... busy for 500ms (...)").
+func parseWaited(t *testing.T, detail string) time.Duration {
+	t.Helper()
+	_, rest, ok := strings.Cut(detail, "busy for ")
+	if !ok {
+		t.Fatalf("no wait in %q", detail)
+	}
+	d, err := time.ParseDuration(strings.Fields(rest)[0])
+	if err != nil {
+		t.Fatalf("wait in %q: %v", detail, err)
+	}
+	return d
 }

@@ -18,6 +18,9 @@ type MaintenanceConfig struct {
 	// Holder names who maintains, for LEASEWRAP_HOLDER and logs only; the
 	// protocol records nothing for maintenance.
 	Holder string
+	// LockWait bounds each wait for the coordinator in one Acquire; 0 is
+	// the seed's LockWaitBudget (see LockerConfig.LockWait).
+	LockWait time.Duration
 }
 
 // MaintenanceLocker takes the maintenance guard (lease.Locker, kind
@@ -39,7 +42,14 @@ func NewMaintenanceLocker(cfg MaintenanceConfig) (*MaintenanceLocker, error) {
 	if cfg.Root == "" {
 		return nil, errors.New("session: no root directory given (--root or LEASEWRAP_SESSION_ROOT)")
 	}
-	return &MaintenanceLocker{cfg: cfg, store: NewStore(cfg.Root)}, nil
+	if cfg.LockWait < 0 {
+		return nil, fmt.Errorf("session %s: lock wait %v is negative", cfg.SessionID, cfg.LockWait)
+	}
+	st := NewStore(cfg.Root)
+	if cfg.LockWait > 0 {
+		st.lockBudget = cfg.LockWait
+	}
+	return &MaintenanceLocker{cfg: cfg, store: st}, nil
 }
 
 // Kind is "session-maintenance".
