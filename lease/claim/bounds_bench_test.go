@@ -2,6 +2,7 @@ package claim
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -11,7 +12,7 @@ func claimWithKeys(n int) []byte {
 	var b strings.Builder
 	b.WriteString("schema_version: 1\nkey: k\nholder: h\nacquired_at: 1\npid: 1\nhost: x\nmetadata:\n")
 	for i := range n {
-		fmt.Fprintf(&b, "  key%07d: value%d\n", i, i)
+		fmt.Fprintf(&b, " k%s: %d\n", strconv.FormatInt(int64(i), 36), i%10)
 	}
 	return []byte(b.String())
 }
