@@ -26,19 +26,24 @@ const MaxRecordBytes = 1 << 20
 const MaxNesting = 128
 
 // checkTree walks the document below n, following aliases, and returns a
-// reason when it nests deeper than MaxNesting or expands (through aliases)
-// to more nodes than MaxRecordBytes. An alias-free document within the
-// byte bound has fewer nodes than bytes, so only alias bombs (a few
-// anchors referring to each other, which nodeValue would expand
-// exponentially) meet the node budget; the depth bound also stops an
+// reason when it nests deeper than MaxNesting or when aliases expand to
+// more than MaxRecordBytes nodes. Only nodes reached through an alias count
+// against that budget: the document's own nodes are bounded by its size,
+// while anchors that refer to each other (which nodeValue would expand
+// exponentially, an "alias bomb") are not. The depth bound also stops an
 // anchor that contains itself.
 func checkTree(n *yaml.Node) string {
 	budget := MaxRecordBytes
-	var walk func(n *yaml.Node, depth int) string
-	walk = func(n *yaml.Node, depth int) string {
-		n = deref(n)
-		if budget--; budget < 0 {
-			return fmt.Sprintf("aliases expand to more than %d nodes", MaxRecordBytes)
+	var walk func(n *yaml.Node, depth int, viaAlias bool) string
+	walk = func(n *yaml.Node, depth int, viaAlias bool) string {
+		if n.Kind == yaml.AliasNode {
+			viaAlias = true
+			n = deref(n)
+		}
+		if viaAlias {
+			if budget--; budget < 0 {
+				return fmt.Sprintf("aliases expand to more than %d nodes", MaxRecordBytes)
+			}
 		}
 		if n.Kind != yaml.MappingNode && n.Kind != yaml.SequenceNode {
 			return ""
@@ -47,13 +52,13 @@ func checkTree(n *yaml.Node) string {
 			return fmt.Sprintf("collections nest deeper than %d levels (the limit of the Rust peer's YAML reader)", MaxNesting)
 		}
 		for _, c := range n.Content {
-			if r := walk(c, depth); r != "" {
+			if r := walk(c, depth, viaAlias); r != "" {
 				return r
 			}
 		}
 		return ""
 	}
-	return walk(n, 0)
+	return walk(n, 0, false)
 }
 
 // metadataDepth is how deeply v's collections nest (0 for a scalar).

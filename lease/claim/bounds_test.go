@@ -89,6 +89,10 @@ func TestParseRecordAliasBomb(t *testing.T) {
 	if rec != nil || !strings.Contains(reason, "aliases expand") {
 		t.Fatalf("want refused as an alias bomb, have %v %q", rec, reason)
 	}
+	// An anchor that contains itself ends at the nesting bound.
+	if rec, reason := parseRecord([]byte(boundsHead + "metadata:\n  a: &a [*a]\n")); rec != nil || !strings.Contains(reason, "nest deeper") {
+		t.Fatalf("want a self-containing anchor refused, have %v %q", rec, reason)
+	}
 	// A few aliases are fine.
 	if _, reason := parseRecord([]byte(boundsHead + "metadata:\n  a: &a [1, 2]\n  b: *a\n")); reason != "" {
 		t.Fatal(reason)
