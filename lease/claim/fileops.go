@@ -39,7 +39,7 @@ func readClaimFile(path string) (*Record, error) {
 		}
 		return nil, &CorruptedError{Path: path, Reason: what}
 	}
-	b, err := io.ReadAll(f)
+	b, err := io.ReadAll(io.LimitReader(f, MaxRecordBytes+1)) // parseRecord refuses more
 	if err != nil {
 		return nil, &CorruptedError{Path: path, Reason: fmt.Sprintf("read failed: %v", err)}
 	}

@@ -3,7 +3,6 @@ package reserve
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -41,15 +40,22 @@ func openNoFollow(path string, flag int) (*os.File, error) {
 	return f, nil
 }
 
-// readFileNoFollow reads a regular file without following a symlink.
-// It returns os.ErrNotExist (wrapped) when the file is absent.
-func readFileNoFollow(path string) ([]byte, error) {
+// readRecordNoFollow reads a record file without following a symlink.
+// It returns os.ErrNotExist (wrapped) when the file is absent, and a
+// *RecordError (ErrCorrupt) when it is larger than MaxRecordBytes.
+func readRecordNoFollow(path string) ([]byte, error) {
 	f, err := openNoFollow(path, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(f)
+	b, err := readBounded(f, MaxRecordBytes)
+	var tl *tooLargeError
+	if errors.As(err, &tl) {
+		return nil, &RecordError{Path: path, Reason: ErrCorrupt,
+			Detail: err.Error() + "; leasewrap will not read or overwrite it. Inspect the file; if no run uses the key any more, move it away by hand"}
+	}
+	return b, err
 }
 
 // fsyncDir makes a created, renamed or removed entry of dir durable. Best

@@ -23,7 +23,13 @@ import (
 // run id, schema 0, no creator.
 //
 // The returned error does not name a path; Store wraps it in a *RecordError.
+//
+// Content longer than MaxRecordBytes matches ErrCorrupt without being
+// looked at.
 func ParseRecord(raw []byte) (*Record, error) {
+	if len(raw) > MaxRecordBytes {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, &tooLargeError{MaxRecordBytes})
+	}
 	if !utf8.Valid(raw) {
 		return nil, fmt.Errorf("%w: content is not valid UTF-8", ErrCorrupt)
 	}

@@ -261,6 +261,8 @@ func TestRefusedRecordsAreNeverTouched(t *testing.T) {
 		{name: "schema 2", content: `{"schema_version":2,"run_id":"01runaaaaaaaaaaaaaaaaaaaaaaaaa","creator":null,"stale_run_ids":[]}`, want: ErrUnsupportedSchema},
 		{name: "corrupt json", content: `{"schema_version":1,"run_id":`, want: ErrCorrupt},
 		{name: "wrong type", content: `{"schema_version":"1","run_id":"x"}`, want: ErrCorrupt},
+		{name: "over the size bound", content: `{"schema_version":1,"run_id":"01runaaaaaaaaaaaaaaaaaaaaaaaaa","creator":null,"stale_run_ids":[]}` +
+			strings.Repeat(" ", MaxRecordBytes), want: ErrCorrupt},
 		{name: "symlinked record", symlink: "record", want: ErrUnsafePath},
 		{name: "symlinked lock", symlink: "lock", want: ErrUnsafePath},
 	}

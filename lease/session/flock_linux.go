@@ -120,7 +120,8 @@ func openLockFile(path string) (*os.File, error) {
 
 // readRecord reads a record file. It refuses anything but a regular file
 // (opened non-blocking, so a FIFO planted in the owner directory is an
-// unreadable record instead of a hang).
+// unreadable record instead of a hang). It reads at most MaxRecordBytes+1
+// bytes: DecodeOwner refuses a record longer than the bound.
 func readRecord(path string) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
@@ -134,7 +135,7 @@ func readRecord(path string) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is a %s, not a regular file", path, fileKind(fi.Mode()))
 	}
-	return io.ReadAll(f)
+	return io.ReadAll(io.LimitReader(f, MaxRecordBytes+1))
 }
 
 func fileKind(m os.FileMode) string {

@@ -102,7 +102,7 @@ func EncodeOwner(o *Owner) ([]byte, error) {
 // fields are ignored (serde skips them at any nesting depth; Go's decoder
 // stops at 10000 levels, which only makes such a record undecodable). The
 // session_id must be a canonical lowercase UUID (stricter than the seed,
-// which fails closed).
+// which fails closed). Data longer than MaxRecordBytes is refused unread.
 func DecodeOwner(data []byte) (*Owner, error) {
 	o, err := decodeOwner(data)
 	if err != nil {
@@ -112,6 +112,9 @@ func DecodeOwner(data []byte) (*Owner, error) {
 }
 
 func decodeOwner(data []byte) (*Owner, error) {
+	if len(data) > MaxRecordBytes {
+		return nil, fmt.Errorf("larger than %d bytes (%d MiB), the bound on an owner record; no writer produces one that large", MaxRecordBytes, MaxRecordBytes>>20)
+	}
 	if !utf8.Valid(data) {
 		return nil, errors.New("not valid UTF-8")
 	}
