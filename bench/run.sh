@@ -23,7 +23,8 @@ GO=${GO:-go}
 out=${BENCH_OUT:-bench/out}
 mkdir -p "$out"
 bin="$out/leasewrap"
-# The same build as `make build`.
+# The same build as `make build` (static: CGO_ENABLED=0).
+export CGO_ENABLED=0
 $GO build -trimpath -ldflags '-s -w' -o "$bin" ./cmd/leasewrap
 $GO build -o "$out/lwbench" ./bench/lwbench
 
