@@ -10,14 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/alecthomas/kong"
-	"github.com/lmittmann/tint"
-	"golang.org/x/sys/unix"
 
 	"github.com/leasewrap/leasewrap/supervisor"
 )
@@ -119,6 +115,9 @@ func main() {
 // It returns the process exit status; see exitCode.
 func realMain(args []string, stdout, stderr io.Writer) int {
 	c := model(args)
+	// leasewrap's own error lines follow --log-format too (JSON lines in
+	// JSON mode), also when the command line itself is refused.
+	errOut := errorSink(formatFromArgs(args, os.Getenv), stderr)
 	parser, err := kong.New(c,
 		kong.Name("leasewrap"),
 		kong.Description(description),
@@ -129,7 +128,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, FlagsLast: true}),
 	)
 	if err != nil {
-		fmt.Fprintf(stderr, "leasewrap: internal error building the CLI: %v\n", err)
+		fmt.Fprintf(errOut, "leasewrap: internal error building the CLI: %v\n", err)
 		return exitInternal
 	}
 	code, done := func() (code int, done bool) {
@@ -148,15 +147,16 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 			if errors.As(perr, &pe) {
 				kctx = pe.Context // Parse returns no context on error
 			}
-			fmt.Fprintf(stderr, "leasewrap: %v\n", perr)
+			fmt.Fprintf(errOut, "leasewrap: %v\n", perr)
 			return usageCode(kctx), true
 		}
 		logger := newLogger(c.flags(), stderr)
 		ctx := context.Background()
 		kctx.BindTo(ctx, (*context.Context)(nil))
 		kctx.Bind(logger)
-		kctx.Bind(ioStreams{Out: stdout, Err: stderr})
-		return exitCode(kctx.Run(), stderr), true
+		errOut = errorSink(c.flags().LogFormat, stderr)
+		kctx.Bind(ioStreams{Out: stdout, Err: errOut})
+		return exitCode(kctx.Run(), errOut), true
 	}()
 	if !done {
 		return exitInternal
@@ -172,42 +172,6 @@ type exitNow int
 type ioStreams struct {
 	Out io.Writer
 	Err io.Writer
-}
-
-// newLogger builds the one logger of the process from the global flags.
-func newLogger(c *globals, w io.Writer) *slog.Logger {
-	level := slog.LevelInfo
-	switch c.LogLevel {
-	case "debug":
-		level = slog.LevelDebug
-	case "warn":
-		level = slog.LevelWarn
-	case "error":
-		level = slog.LevelError
-	}
-	if c.Quiet && level < slog.LevelWarn {
-		level = slog.LevelWarn
-	}
-	format := c.LogFormat
-	if format == "auto" {
-		format = "text"
-		if f, ok := w.(*os.File); ok && isTerminal(f) {
-			format = "tint"
-		}
-	}
-	switch format {
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
-	case "tint":
-		return slog.New(tint.NewHandler(w, &tint.Options{Level: level, TimeFormat: time.TimeOnly}))
-	default:
-		return slog.New(tint.NewHandler(w, &tint.Options{Level: level, TimeFormat: time.RFC3339, NoColor: true}))
-	}
-}
-
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }
 
 var errUsage = errors.New("usage")
