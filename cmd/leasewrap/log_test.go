@@ -25,7 +25,7 @@ func TestJSONLogFormatCoversEveryStderrLine(t *testing.T) {
 		name  string
 		env   []string
 		args  []string
-		code  int // 0: any failure
+		code  int    // 0: any failure
 		error string // a substring of the final ERROR record's msg
 	}{
 		{"held", nil, []string{"--log-format", "json", "claim", "run", "job", "--root", root, "--", "true"}, exitConflict, "held"},
