@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/alecthomas/kong"
 
@@ -27,62 +26,6 @@ type globals struct {
 	LogLevel  string           `help:"Least severe level logged: debug, info, warn or error." enum:"debug,info,warn,error" default:"info" env:"LEASEWRAP_LOG_LEVEL"`
 	Quiet     bool             `short:"q" help:"Log only warnings and errors (same as --log-level=warn)."`
 	Version   kong.VersionFlag `help:"Print the version and exit."`
-}
-
-// cli is the whole command tree. Each kind's verbs live in their own files.
-type cli struct {
-	globals `embed:""`
-	Claim   claimCmd   `cmd:"" help:"Work claims: a lock file with PID + TTL liveness (fno claims protocol)."`
-	Reserve reserveCmd `cmd:"" help:"Idempotency reservations: run a job at most once per key, replay its result (orchestratectl protocol)."`
-	Session sessionCmd `cmd:"" help:"Session owner leases with flock liveness (bcode session protocol)."`
-}
-
-// Building kong's model of the whole tree is most of leasewrap's own
-// start-up (reflection and help-text interpolation over ~20 verbs), and it
-// is on the path of every cron job. An invocation that names its kind
-// first gets a model of that kind's verbs only; its parsing, help and
-// errors are the same, since a kind's verbs are self-contained.
-type (
-	claimCLI struct {
-		globals `embed:""`
-		Claim   claimCmd `cmd:"" help:"Work claims: a lock file with PID + TTL liveness (fno claims protocol)."`
-	}
-	reserveCLI struct {
-		globals `embed:""`
-		Reserve reserveCmd `cmd:"" help:"Idempotency reservations: run a job at most once per key, replay its result (orchestratectl protocol)."`
-	}
-	sessionCLI struct {
-		globals `embed:""`
-		Session sessionCmd `cmd:"" help:"Session owner leases with flock liveness (bcode session protocol)."`
-	}
-)
-
-func (c *cli) flags() *globals        { return &c.globals }
-func (c *claimCLI) flags() *globals   { return &c.globals }
-func (c *reserveCLI) flags() *globals { return &c.globals }
-func (c *sessionCLI) flags() *globals { return &c.globals }
-
-// model returns the smallest command tree that parses args: the kind named
-// by the first argument that is not a global flag, or the whole tree.
-func model(args []string) interface{ flags() *globals } {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--log-format" || a == "--log-level":
-			i++ // its value follows
-			continue
-		case strings.HasPrefix(a, "-"):
-			continue
-		case a == "claim":
-			return &claimCLI{}
-		case a == "reserve":
-			return &reserveCLI{}
-		case a == "session":
-			return &sessionCLI{}
-		}
-		break
-	}
-	return &cli{}
 }
 
 const description = `Hold a lease for the command you wrap.
@@ -114,7 +57,7 @@ func main() {
 // realMain parses args, configures logging once and runs the chosen verb.
 // It returns the process exit status; see exitCode.
 func realMain(args []string, stdout, stderr io.Writer) int {
-	c := model(args)
+	c, g := model(args)
 	// leasewrap's own error lines follow --log-format too (JSON lines in
 	// JSON mode), also when the command line itself is refused.
 	errOut := errorSink(formatFromArgs(args, os.Getenv), stderr)
@@ -150,11 +93,11 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(errOut, "leasewrap: %v\n", perr)
 			return usageCode(kctx), true
 		}
-		logger := newLogger(c.flags(), stderr)
+		logger := newLogger(g, stderr)
 		ctx := context.Background()
 		kctx.BindTo(ctx, (*context.Context)(nil))
 		kctx.Bind(logger)
-		errOut = errorSink(c.flags().LogFormat, stderr)
+		errOut = errorSink(g.LogFormat, stderr)
 		kctx.Bind(ioStreams{Out: stdout, Err: errOut})
 		return exitCode(kctx.Run(), errOut), true
 	}()
