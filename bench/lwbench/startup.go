@@ -22,15 +22,16 @@ type startupVariant struct {
 }
 
 // startup times leasewrap's start-up next to a static empty Go program
-// (e.bench.empty), a static program that only parses a two-verb kong
-// model (e.bench.kong2) and `flock -n FILE true`: --version and a light
+// (e.empty), a static program that only parses a two-verb kong
+// model (e.kong2), `flock -n FILE true` and a static Go program that
+// only runs `true` (e.gorun, the floor of any Go wrapper): --version and a light
 // admin verb of each kind against the empty program (target ≤ 2×), each
 // kind's `run -- true` against flock(1) (target ≤ 2.5×). All variants are
 // interleaved round by round, in a rotating order, and every ratio is
 // taken inside its round.
 func startup(e *env) {
-	if e.empty == "" || e.kong2 == "" {
-		fatal(fmt.Errorf("startup: -empty and -kong2 (static baseline programs) are needed; bench/run.sh builds them"))
+	if e.empty == "" || e.kong2 == "" || e.gorun == "" {
+		fatal(fmt.Errorf("startup: -empty, -kong2 and -gorun (static baseline programs) are needed; bench/run.sh builds them"))
 	}
 	truePath, err := exec.LookPath("true")
 	if err != nil {
@@ -47,6 +48,7 @@ func startup(e *env) {
 		{name: "empty static Go program", cmd: func() *exec.Cmd { return exec.Command(e.empty) }},
 		{name: "static Go program parsing a two-verb kong model", cmd: func() *exec.Cmd { return exec.Command(e.kong2, "hash", "KEY") }, base: "empty"},
 		{name: "flock -n FILE true", cmd: func() *exec.Cmd { return exec.Command(e.flock, "-n", lockFile, truePath) }},
+		{name: "static Go program running true (no lease)", cmd: func() *exec.Cmd { return exec.Command(e.gorun, truePath) }, base: "flock"},
 		{name: "leasewrap --version", cmd: lw("--version"), base: "empty", limit: 2},
 		{name: "reserve hash KEY", cmd: lw("reserve", "hash", "KEY"), base: "empty", limit: 2},
 		{name: "claim status KEY (no claim)", cmd: lw("claim", "status", "bench:missing", "--root", e.claimRoot()), base: "empty", limit: 2},
