@@ -62,27 +62,3 @@ func (g *WriteGuard) Release() error {
 	}
 	return errors.Join(errs...)
 }
-
-// CatalogGuard is held exclusive access to the global catalog database.
-type CatalogGuard struct{ file *os.File }
-
-// AcquireCatalogLock is acquire_catalog_lock: <root>/catalog.lock
-// exclusively, with the bounded wait.
-func (s *Store) AcquireCatalogLock(ctx context.Context) (*CatalogGuard, error) {
-	path := s.CatalogLockPath()
-	f, err := s.lockFile(ctx, path, lockEX)
-	if err != nil {
-		return nil, err
-	}
-	return &CatalogGuard{file: f}, nil
-}
-
-// Release closes the catalog lock. Idempotent.
-func (g *CatalogGuard) Release() error {
-	if g.file == nil {
-		return nil
-	}
-	err := g.file.Close()
-	g.file = nil
-	return err
-}

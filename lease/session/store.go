@@ -56,9 +56,6 @@ func (s *Store) OwnerDir(sid ID) string {
 	return filepath.Join(s.root, "leases", sid.String())
 }
 
-// CatalogLockPath is <root>/catalog.lock.
-func (s *Store) CatalogLockPath() string { return filepath.Join(s.root, "catalog.lock") }
-
 // ownerPath is <owner dir>/<token>.json.
 func ownerPath(dir, token string) string { return filepath.Join(dir, token+".json") }
 
