@@ -1,12 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
-	"strconv"
 	"testing"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/procstat"
 )
 
 // proc is a leasewrap process under test. Its output goes to files, not
@@ -95,11 +95,4 @@ func exists(path string) bool {
 }
 
 // alive reports whether pid exists and is not a zombie.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i > 0 && i+2 < len(b) && b[i+2] != 'Z'
-}
+func alive(pid int) bool { return procstat.Running(pid) }
