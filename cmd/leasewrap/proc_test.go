@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leasewrap/leasewrap/internal/procstat"
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 // proc is a leasewrap process under test. Its output goes to files, not
@@ -72,14 +73,7 @@ func runLW(t *testing.T, env []string, args ...string) (int, *proc) {
 // waitFor polls cond every 5 ms for up to 10 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("timed out after 10s waiting for %s", what)
+	testutil.WaitFor(t, what, 10*time.Second, cond)
 }
 
 // holdUntil is a child script that signals readiness by creating ready
