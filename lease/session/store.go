@@ -90,7 +90,7 @@ func (s *Store) Acquire(ctx context.Context, sid ID, oc OwnerContext) (*OwnerGua
 		return nil, &MissingWriterEpochError{SessionID: sid}
 	}
 	lockPath := s.LockPath(sid)
-	coordinator, err := s.lockFile(ctx, lockPath, lockEX)
+	coordinator, err := s.lockPrivate(ctx, lockPath, lockEX)
 	if err != nil {
 		return nil, err
 	}
