@@ -85,27 +85,25 @@ func BootTime() (uint64, error) { return bootTime() }
 // StartMillis returns pid's start time in Unix milliseconds: btime ×
 // 1000 + starttime × 1000 / USER_HZ, as psutil's create_time computes it.
 func StartMillis(pid int) (int64, error) {
-	st, err := Read(pid)
-	if err != nil {
-		return 0, err
-	}
-	btime, err := BootTime()
-	if err != nil {
-		return 0, err
-	}
-	return int64(btime)*1000 + int64(st.StartTicks)*1000/ClockTicks, nil
+	btime, ticks, err := start(pid)
+	return int64(btime)*1000 + int64(ticks)*1000/ClockTicks, err
 }
 
 // StartSecs returns pid's start time in Unix seconds, rounded down:
 // btime + starttime / USER_HZ.
 func StartSecs(pid int) (uint64, error) {
+	btime, ticks, err := start(pid)
+	return btime + ticks/ClockTicks, err
+}
+
+// start returns the boot time and pid's starttime; zeros with an error.
+func start(pid int) (btime, ticks uint64, err error) {
 	st, err := Read(pid)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	btime, err := BootTime()
-	if err != nil {
-		return 0, err
+	if btime, err = BootTime(); err != nil {
+		return 0, 0, err
 	}
-	return btime + st.StartTicks/ClockTicks, nil
+	return btime, st.StartTicks, nil
 }
