@@ -13,9 +13,10 @@ import (
 // proc is a leasewrap process under test. Its output goes to files, not
 // pipes, so a child that outlives leasewrap cannot hold up the wait.
 type proc struct {
+	*testutil.Proc
 	cmd            *exec.Cmd
 	stdout, stderr output
-	done           chan struct{}
+	done           <-chan struct{}
 }
 
 // output is a captured stream, read in full on each String call.
@@ -31,7 +32,7 @@ func (o *output) Bytes() []byte { return []byte(o.String()) }
 // startLW starts the test binary as leasewrap with args and extra env.
 func startLW(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
-	p := &proc{cmd: leasewrapCmd(t, args...), done: make(chan struct{})}
+	p := &proc{cmd: leasewrapCmd(t, args...)}
 	p.cmd.Env = append(p.cmd.Env, env...)
 	dir := t.TempDir()
 	for _, o := range []*output{&p.stdout, &p.stderr} {
@@ -43,11 +44,8 @@ func startLW(t *testing.T, env []string, args ...string) *proc {
 		o.f = f
 	}
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout.f, p.stderr.f
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() { p.cmd.Process.Kill(); <-p.done })
+	p.Proc = testutil.Start(t, p.cmd)
+	p.done = p.Done()
 	return p
 }
 

@@ -100,6 +100,9 @@ func start(t testing.TB, p *Proc) *Proc {
 // Pid is the process's pid.
 func (p *Proc) Pid() int { return p.Cmd.Process.Pid }
 
+// Done is closed once the process has exited and was reaped.
+func (p *Proc) Done() <-chan struct{} { return p.done }
+
 // Exited reports whether the process has exited (and was reaped).
 func (p *Proc) Exited() bool {
 	select {
