@@ -16,6 +16,7 @@ import (
 // final error line included.
 func TestJSONLogFormatCoversEveryStderrLine(t *testing.T) {
 	root := t.TempDir()
+	t.Setenv("FNO_EVENTS_PATH", filepath.Join(root, "events.jsonl")) // not ./.fno of the package
 	// A live claim held by another holder (a TTL claim of this test's pid).
 	hold := leasewrapCmd(t, "claim", "acquire", "job", "--root", root, "--holder", "other", "--ttl-ms", "600000")
 	if out, err := hold.CombinedOutput(); err != nil {
