@@ -5,6 +5,8 @@ GO      ?= go
 BIN     ?= bin/leasewrap
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
+# Static: no dynamic loader on every start (see docs/PERFORMANCE.md, "Start-up").
+export CGO_ENABLED := 0
 
 .PHONY: all build test lint fmt-check vet demo bench stress fuzz clean
 

@@ -1,14 +1,14 @@
 package supervisor
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/internal/procstat"
 )
 
 // The job is the child's process group: the child is its leader, and
@@ -42,24 +42,11 @@ func groupMembers(pgid int) []member {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue // gone meanwhile
+		st, err := procstat.Read(pid)
+		if err != nil || st.PGRP != pgid || !st.Live() {
+			continue // gone meanwhile, another group, or a corpse
 		}
-		// pid (comm) state ppid pgrp ...: comm may hold spaces and ')'.
-		i := bytes.LastIndexByte(b, ')')
-		j := bytes.IndexByte(b, '(')
-		if i < 0 || j < 0 || i+2 >= len(b) {
-			continue
-		}
-		f := strings.Fields(string(b[i+2:]))
-		if len(f) < 3 {
-			continue
-		}
-		if pg, _ := strconv.Atoi(f[2]); pg != pgid || f[0] == "Z" || f[0] == "X" {
-			continue
-		}
-		out = append(out, member{pid: pid, comm: string(b[j+1 : i])})
+		out = append(out, member{pid: pid, comm: st.Comm})
 	}
 	return out
 }

@@ -11,32 +11,16 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/internal/procstat"
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 // readPID reads a pid a test child wrote.
-func readPID(t *testing.T, path string) int {
-	t.Helper()
-	waitFile(t, path)
-	var pid int
-	waitFor(t, "a pid in "+path, func() bool {
-		b, _ := os.ReadFile(path)
-		p, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		pid = p
-		return err == nil && p > 0
-	})
-	return pid
-}
+func readPID(t *testing.T, path string) int { return testutil.ReadPID(t, path, 10*time.Second) }
 
 // alive reports whether pid runs (a zombie does not count).
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
-}
+func alive(pid int) bool { return procstat.Running(pid) }
 
 // The job is the child's process group: when leasewrap is told to stop,
 // the whole pipeline stops, and the lease is settled only after that.

@@ -10,19 +10,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-// readPIDFile waits for a pid a test child wrote (write-then-rename).
-func readPIDFile(t *testing.T, path string) int {
-	t.Helper()
-	var pid int
-	waitFor(t, "a pid in "+path, func() bool {
-		b, err := os.ReadFile(path)
-		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil && pid > 0
-	})
-	return pid
-}
+	"github.com/leasewrap/leasewrap/internal/testutil"
+)
 
 // A renewal held in the kernel (strace delays every mkdir leasewrap makes,
 // and a claim renewal starts with its recovery mutex's mkdir) must not
@@ -42,7 +32,7 @@ func TestClaimRunFencesWhileARenewalIsHeldInTheKernel(t *testing.T) {
 	const ttl = time.Minute
 	p := startLW(t, nil, "claim", "run", "fence-key", "--root", root, "--ttl", "1m", "--kill-grace", "2s", "--renew-every", "5s",
 		"--", "sh", "-c", "echo $$ > "+pidf+".tmp; mv "+pidf+".tmp "+pidf+"; trap '' TERM; sleep 300")
-	child := readPIDFile(t, pidf)
+	child := testutil.ReadPID(t, pidf, 10*time.Second)
 	b, err := os.ReadFile(filepath.Join(root, ".fno", "claims", "fence-key.lock"))
 	if err != nil {
 		t.Fatal(err)

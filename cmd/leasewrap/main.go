@@ -10,14 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
-	"strings"
-	"time"
 
 	"github.com/alecthomas/kong"
-	"github.com/lmittmann/tint"
-	"golang.org/x/sys/unix"
 
 	"github.com/leasewrap/leasewrap/supervisor"
 )
@@ -31,62 +26,6 @@ type globals struct {
 	LogLevel  string           `help:"Least severe level logged: debug, info, warn or error." enum:"debug,info,warn,error" default:"info" env:"LEASEWRAP_LOG_LEVEL"`
 	Quiet     bool             `short:"q" help:"Log only warnings and errors (same as --log-level=warn)."`
 	Version   kong.VersionFlag `help:"Print the version and exit."`
-}
-
-// cli is the whole command tree. Each kind's verbs live in their own files.
-type cli struct {
-	globals `embed:""`
-	Claim   claimCmd   `cmd:"" help:"Work claims: a lock file with PID + TTL liveness (fno claims protocol)."`
-	Reserve reserveCmd `cmd:"" help:"Idempotency reservations: run a job at most once per key, replay its result (orchestratectl protocol)."`
-	Session sessionCmd `cmd:"" help:"Session owner leases with flock liveness (bcode session protocol)."`
-}
-
-// Building kong's model of the whole tree is most of leasewrap's own
-// start-up (reflection and help-text interpolation over ~20 verbs), and it
-// is on the path of every cron job. An invocation that names its kind
-// first gets a model of that kind's verbs only; its parsing, help and
-// errors are the same, since a kind's verbs are self-contained.
-type (
-	claimCLI struct {
-		globals `embed:""`
-		Claim   claimCmd `cmd:"" help:"Work claims: a lock file with PID + TTL liveness (fno claims protocol)."`
-	}
-	reserveCLI struct {
-		globals `embed:""`
-		Reserve reserveCmd `cmd:"" help:"Idempotency reservations: run a job at most once per key, replay its result (orchestratectl protocol)."`
-	}
-	sessionCLI struct {
-		globals `embed:""`
-		Session sessionCmd `cmd:"" help:"Session owner leases with flock liveness (bcode session protocol)."`
-	}
-)
-
-func (c *cli) flags() *globals        { return &c.globals }
-func (c *claimCLI) flags() *globals   { return &c.globals }
-func (c *reserveCLI) flags() *globals { return &c.globals }
-func (c *sessionCLI) flags() *globals { return &c.globals }
-
-// model returns the smallest command tree that parses args: the kind named
-// by the first argument that is not a global flag, or the whole tree.
-func model(args []string) interface{ flags() *globals } {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--log-format" || a == "--log-level":
-			i++ // its value follows
-			continue
-		case strings.HasPrefix(a, "-"):
-			continue
-		case a == "claim":
-			return &claimCLI{}
-		case a == "reserve":
-			return &reserveCLI{}
-		case a == "session":
-			return &sessionCLI{}
-		}
-		break
-	}
-	return &cli{}
 }
 
 const description = `Hold a lease for the command you wrap.
@@ -119,7 +58,10 @@ func main() {
 // realMain parses args, configures logging once and runs the chosen verb.
 // It returns the process exit status; see exitCode.
 func realMain(args []string, stdout, stderr io.Writer) int {
-	c := model(args)
+	c, g := model(args)
+	// leasewrap's own error lines follow --log-format too (JSON lines in
+	// JSON mode), also when the command line itself is refused.
+	errOut := errorSink(formatFromArgs(args, os.Getenv), stderr)
 	parser, err := kong.New(c,
 		kong.Name("leasewrap"),
 		kong.Description(description),
@@ -130,7 +72,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, FlagsLast: true}),
 	)
 	if err != nil {
-		fmt.Fprintf(stderr, "leasewrap: internal error building the CLI: %v\n", err)
+		fmt.Fprintf(errOut, "leasewrap: internal error building the CLI: %v\n", err)
 		return exitInternal
 	}
 	code, done := func() (code int, done bool) {
@@ -149,15 +91,16 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 			if errors.As(perr, &pe) {
 				kctx = pe.Context // Parse returns no context on error
 			}
-			fmt.Fprintf(stderr, "leasewrap: %v\n", perr)
+			fmt.Fprintf(errOut, "leasewrap: %v\n", perr)
 			return usageCode(kctx), true
 		}
-		logger := newLogger(c.flags(), stderr)
+		logger := newLogger(g, stderr)
 		ctx := context.Background()
 		kctx.BindTo(ctx, (*context.Context)(nil))
 		kctx.Bind(logger)
-		kctx.Bind(ioStreams{Out: stdout, Err: stderr})
-		return exitCode(kctx.Run(), stderr), true
+		errOut = errorSink(g.LogFormat, stderr)
+		kctx.Bind(ioStreams{Out: stdout, Err: errOut})
+		return exitCode(kctx.Run(), errOut), true
 	}()
 	if !done {
 		return exitInternal
@@ -173,42 +116,6 @@ type exitNow int
 type ioStreams struct {
 	Out io.Writer
 	Err io.Writer
-}
-
-// newLogger builds the one logger of the process from the global flags.
-func newLogger(c *globals, w io.Writer) *slog.Logger {
-	level := slog.LevelInfo
-	switch c.LogLevel {
-	case "debug":
-		level = slog.LevelDebug
-	case "warn":
-		level = slog.LevelWarn
-	case "error":
-		level = slog.LevelError
-	}
-	if c.Quiet && level < slog.LevelWarn {
-		level = slog.LevelWarn
-	}
-	format := c.LogFormat
-	if format == "auto" {
-		format = "text"
-		if f, ok := w.(*os.File); ok && isTerminal(f) {
-			format = "tint"
-		}
-	}
-	switch format {
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
-	case "tint":
-		return slog.New(tint.NewHandler(w, &tint.Options{Level: level, TimeFormat: time.TimeOnly}))
-	default:
-		return slog.New(tint.NewHandler(w, &tint.Options{Level: level, TimeFormat: time.RFC3339, NoColor: true}))
-	}
-}
-
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }
 
 var errUsage = errors.New("usage")

@@ -26,7 +26,7 @@ type LockerConfig struct {
 	TTL    time.Duration
 	Reason string
 	// Metadata is recorded in the claim, in its order (ParseMetadataJSON
-	// keeps a JSON object's order and integers; MetadataFromMap sorts).
+	// keeps a JSON object's order and integers).
 	Metadata Metadata
 	// EventsDir is where .fno/events.jsonl goes ("" = current directory;
 	// $FNO_EVENTS_PATH wins).

@@ -36,17 +36,6 @@ func (m Metadata) Get(key string) (any, bool) {
 	return nil, false
 }
 
-// MetadataFromMap converts a Go map (as decoded by encoding/json or built
-// by a caller) to Metadata. Go maps have no order, so keys are sorted,
-// recursively. Integers become *big.Int; unsupported types are an error.
-func MetadataFromMap(m map[string]any) (Metadata, error) {
-	v, err := normalize(m)
-	if err != nil {
-		return nil, err
-	}
-	return v.(Metadata), nil
-}
-
 func normalize(v any) (any, error) {
 	switch x := v.(type) {
 	case nil, bool, string, *big.Int:

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/testutil"
 	"github.com/leasewrap/leasewrap/lease"
 )
 
@@ -190,7 +191,7 @@ func TestLockerRenewReportsLoss(t *testing.T) {
 func TestLockerReclaimsAfterCreatorIsKilled(t *testing.T) {
 	home := t.TempDir()
 	h := startHelper(t, "hold", "RESERVE_HOME="+home, "RESERVE_KEY=job")
-	f := strings.Fields(h.line(t))
+	f := strings.Fields(h.Line(t, helperWait))
 	if len(f) != 3 || f[0] != "held" {
 		t.Fatalf("helper: want held, have %v", f)
 	}
@@ -198,14 +199,14 @@ func TestLockerReclaimsAfterCreatorIsKilled(t *testing.T) {
 	l := newTestLocker(t, home, func(c *LockerConfig) { c.Repo, c.Branch = "", "" })
 	_, err := l.Acquire(context.Background())
 	var he *lease.HeldError
-	if !errors.As(err, &he) || he.Holder != old || he.PID != h.cmd.Process.Pid || !strings.Contains(he.Detail, "creator live") {
-		t.Fatalf("want held by %s pid %d, have %v", old, h.cmd.Process.Pid, err)
+	if !errors.As(err, &he) || he.Holder != old || he.PID != h.Pid() || !strings.Contains(he.Detail, "creator live") {
+		t.Fatalf("want held by %s pid %d, have %v", old, h.Pid(), err)
 	}
 	staging := l.store.Layout().StagingDir(old)
 	os.MkdirAll(filepath.Join(staging, "partial"), 0o755)
 
-	h.cmd.Process.Kill()
-	h.wait(t)
+	h.Cmd.Process.Kill()
+	h.Wait(t, helperWait)
 	rl := acquire(t, l)
 	defer rl.ml.Close()
 	if rl.RunID() == old {
@@ -225,15 +226,15 @@ func TestLockerReclaimsAfterCreatorIsKilled(t *testing.T) {
 func TestLockerInheritedLeaseOutlivesCreator(t *testing.T) {
 	home := t.TempDir()
 	h := startHelper(t, "hold", "RESERVE_HOME="+home, "RESERVE_KEY=job", "RESERVE_GRANDCHILD=1")
-	f := strings.Fields(h.line(t))
+	f := strings.Fields(h.Line(t, helperWait))
 	if len(f) != 3 || f[0] != "held" {
 		t.Fatalf("helper: want held, have %v", f)
 	}
 	gpid, _ := strconv.Atoi(f[2])
 	grand, _ := os.FindProcess(gpid)
 	defer grand.Kill()
-	h.cmd.Process.Kill()
-	h.wait(t)
+	h.Cmd.Process.Kill()
+	h.Wait(t, helperWait)
 	l := newTestLocker(t, home, func(c *LockerConfig) { c.Repo, c.Branch = "", "" })
 	if _, err := l.Acquire(context.Background()); !errors.Is(err, lease.ErrHeld) {
 		t.Fatalf("creator dead but grandchild holds the lease: want ErrHeld, have %v", err)
@@ -355,13 +356,13 @@ func TestNewLockerValidates(t *testing.T) {
 func TestLockerAcquireIsExclusiveAcrossProcesses(t *testing.T) {
 	home := t.TempDir()
 	const n = 8
-	helpers := make([]*helper, n)
+	helpers := make([]*testutil.Proc, n)
 	for i := range n {
 		helpers[i] = startHelper(t, "hold", "RESERVE_HOME="+home, "RESERVE_KEY=job")
 	}
 	held := 0
 	for i, h := range helpers {
-		line := h.line(t)
+		line := h.Line(t, helperWait)
 		switch {
 		case strings.HasPrefix(line, "held "):
 			held++

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/internal/fdlock"
 )
 
 // The seed's bounded wait: every contended lock is retried every 25 ms for
@@ -20,39 +22,9 @@ const (
 	LockWaitPollInterval = 25 * time.Millisecond
 )
 
-// flock applies how (LOCK_SH, LOCK_EX, LOCK_UN, optionally |LOCK_NB) to f's
-// open file description, retrying EINTR.
-func flock(f *os.File, how int) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var ferr error
-	if err := rc.Control(func(fd uintptr) {
-		for {
-			ferr = unix.Flock(int(fd), how)
-			if ferr != unix.EINTR {
-				return
-			}
-		}
-	}); err != nil {
-		return err
-	}
-	return ferr
-}
-
-// tryLock is the seed's try_lock_file_{shared,exclusive}: (true, nil) when
-// obtained, (false, nil) when it would block.
-func tryLock(f *os.File, how int) (bool, error) {
-	err := flock(f, how|unix.LOCK_NB)
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, unix.EWOULDBLOCK):
-		return false, nil
-	}
-	return false, err
-}
+// flock and tryLock are fdlock's (the one x/sys/unix flock helper).
+func flock(f *os.File, how int) error           { return fdlock.Flock(f, how) }
+func tryLock(f *os.File, how int) (bool, error) { return fdlock.Try(f, how) }
 
 // lockBounded is lock_file_bounded: try, then poll every s.lockPoll until
 // s.lockBudget has passed (a *LockTimeoutError) or ctx ends.
@@ -71,27 +43,16 @@ func (s *Store) lockFile(ctx context.Context, path string, how int) (*os.File, e
 }
 
 func (s *Store) lockBounded(ctx context.Context, f *os.File, path string, how int) error {
-	started := s.now()
-	for {
-		ok, err := tryLock(f, how)
-		if err != nil {
-			return &IOError{Op: "flock", Path: path, Err: err}
-		}
-		if ok {
-			return nil
-		}
-		waited := s.now().Sub(started)
-		if waited >= s.lockBudget {
-			return &LockTimeoutError{Path: path, Waited: waited}
-		}
-		t := time.NewTimer(min(s.lockPoll, s.lockBudget-waited))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("waiting for the session lock at %s: %w", path, ctx.Err())
-		case <-t.C:
-		}
+	waited, err := fdlock.Wait(ctx, f, how, s.lockPoll, s.lockBudget, s.now)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, fdlock.ErrTimeout):
+		return &LockTimeoutError{Path: path, Waited: waited}
+	case ctx.Err() != nil:
+		return fmt.Errorf("waiting for the session lock at %s: %w", path, ctx.Err())
 	}
+	return &IOError{Op: "flock", Path: path, Err: err}
 }
 
 // openLockFile is open_lock_file: create the parent directories and open

@@ -1,17 +1,17 @@
 package session
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 // TestSeedInterop runs the seed's own Rust implementation (testdata/
@@ -124,8 +124,8 @@ func TestSeedInterop(t *testing.T) {
 		root, sid := t.TempDir(), NewID()
 		rs := startSeed(t, bin, "acquire", root, sid.String(), "rust", "6")
 		rs.line(t)
-		rs.cmd.Process.Kill()
-		<-rs.done
+		rs.Cmd.Process.Kill()
+		<-rs.Done()
 		s := NewStore(root)
 		recs, _ := s.Inspect(sid)
 		if len(recs) != 1 || recs[0].Liveness != Stale {
@@ -138,60 +138,29 @@ func TestSeedInterop(t *testing.T) {
 	})
 }
 
-type seedProc struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	out   *bufio.Reader
-	done  chan struct{}
-}
+// seedProc is a running seed harness: it talks over stdin and stdout.
+type seedProc struct{ *testutil.Proc }
 
-func startSeed(t *testing.T, bin string, args ...string) *seedProc {
+func startSeed(t *testing.T, bin string, args ...string) seedProc {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &seedProc{cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout), done: make(chan struct{})}
-	go func() { cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() { cmd.Process.Kill(); <-p.done })
-	return p
+	return seedProc{testutil.StartPiped(t, cmd)}
 }
 
 // line reads one line of the seed's output, bounded.
-func (p *seedProc) line(t *testing.T) string {
+func (p seedProc) line(t *testing.T) string {
 	t.Helper()
-	ch := make(chan string, 1)
-	go func() { l, _ := p.out.ReadString('\n'); ch <- strings.TrimSpace(l) }()
-	select {
-	case l := <-ch:
-		return l
-	case <-time.After(15 * time.Second):
-		t.Fatal("want a line from the seed within 15s")
-	}
-	return ""
+	return p.Line(t, 15*time.Second)
 }
 
-func (p *seedProc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
+func (p seedProc) exited() bool { return p.Exited() }
 
 // stop closes stdin (the seed releases and exits) and waits, bounded.
-func (p *seedProc) stop(t *testing.T) {
+func (p seedProc) stop(t *testing.T) {
 	t.Helper()
-	p.stdin.Close()
-	select {
-	case <-p.done:
-	case <-time.After(15 * time.Second):
-		t.Fatal("want the seed to exit after stdin closed")
-	}
+	p.Stdin.Close()
+	p.Wait(t, 15*time.Second)
 }
 
 func seedOwners(t *testing.T, bin, root string, sid ID) []map[string]any {
