@@ -40,10 +40,13 @@ fi
 seed() {
   local f
   for f in "$seeds/$1"_*.txt; do
-    [ -f "$f" ] && { echo "$f"; return; }
+    [ -f "$f" ] && { echo "$f"; return 0; }
   done
-  missing "no seed $1_*.txt in $seeds"
+  return 1
 }
+s000=$(seed 000) || missing "no seed 000_*.txt (reservations) in $seeds"
+s003=$(seed 003) || missing "no seed 003_*.txt (claims) in $seeds"
+s004=$(seed 004) || missing "no seed 004_*.txt (sessions) in $seeds"
 
 pkgs=(librust-serde-dev librust-serde-derive-dev librust-serde-json-dev librust-thiserror-dev
   librust-serde-yaml-dev librust-libc-dev librust-chrono-dev)
@@ -61,7 +64,7 @@ fi
 
 t0=$SECONDS
 lease/session/testdata/serdecheck/build.sh
-lease/session/testdata/seedcheck/build.sh "$(seed 004)"
-lease/claim/testdata/claimcheck/build.sh "$(seed 003)"
-lease/reserve/testdata/reservecheck/build.sh "$(seed 000)"
+lease/session/testdata/seedcheck/build.sh "$s004"
+lease/claim/testdata/claimcheck/build.sh "$s003"
+lease/reserve/testdata/reservecheck/build.sh "$s000"
 echo "rust-harnesses: built in $((SECONDS - t0))s"
