@@ -19,7 +19,8 @@ import (
 // one home, in both directions: the records each side writes are read by the
 // other byte for byte (both are serde_json::to_vec of the same struct), each
 // side refuses a key whose creator is live, and reclaims one whose creator's
-// materializer lease is dead; a published run beats reclaim. It is "seed
+// materializer lease is dead; a published run beats the seed's reclaim, and
+// a published run the seed reserved is replayed by the Locker. It is "seed
 // code plus shims": fs4 (absent from Debian) is a shim over std's
 // File::lock, the same flock(2); octl_core's RunLock and nofollow, the
 // CliError type and the home lookup live outside the seed and are
@@ -166,6 +167,25 @@ func TestSeedReservationInterop(t *testing.T) {
 		runReserveSeed(t, bin, home, args("release", goRun)...)
 		if rec, err := s.Lookup(ctx, k); rec != nil || err != nil {
 			t.Errorf("want the seed's release of our run id to free the key, have %+v (%v)", rec, err)
+		}
+
+		// The seed reserves, its run is published and its creator gone:
+		// leasewrap replays the run instead of running it again.
+		seedRun := newInteropRunID(t)
+		if got, code := runReserveSeed(t, bin, home, args("reserve", seedRun)...); code != 0 {
+			t.Fatalf("seed reserve: exit %d: %s", code, got)
+		}
+		m.RunID, m.ExitCode = seedRun, 3
+		if err := Publish(s.Layout(), m); err != nil {
+			t.Fatal(err)
+		}
+		l, err := NewLocker(LockerConfig{Key: k.Key, Repo: k.Repo, Branch: k.Branch, Home: home})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var replay *lease.ReplayError
+		if _, err := l.Acquire(ctx, 0); !errors.As(err, &replay) || replay.ExitCode != 3 {
+			t.Errorf("want the Locker to replay the seed's published run (exit 3), have %v", err)
 		}
 	})
 }
