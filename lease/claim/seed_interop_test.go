@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/seedharness"
 	"github.com/leasewrap/leasewrap/lease"
 )
 
@@ -35,7 +36,7 @@ const seedClaimMetadata = `{"ticket":"yes","at":"1:20","tilde":"~","text":"Ã© æ—
 // The harness is $LEASEWRAP_CLAIMRS, else the one `make harnesses` builds;
 // without it the test skips, and fails under CI.
 func TestSeedClaimInterop(t *testing.T) {
-	bin := rustHarness(t, "LEASEWRAP_CLAIMRS", "claimcheck", "claimrs")
+	bin := seedharness.Bin(t, "LEASEWRAP_CLAIMRS", "claimcheck", "claimrs")
 	ctx := t.Context()
 
 	for _, ttl := range []int64{0, 120_000} {
@@ -177,29 +178,6 @@ func TestSeedClaimInterop(t *testing.T) {
 		}
 		wantEventsParse(t, root)
 	})
-}
-
-// rustHarness returns the Rust interop harness binary: $env when set, else
-// testdata/<dir>/target/debug/<name> as .ci/rust-harnesses.sh (make
-// harnesses) builds it. A missing harness skips the test, except under CI
-// (env CI set), where it fails: an interop test must not silently skip there.
-func rustHarness(t *testing.T, env, dir, name string) string {
-	t.Helper()
-	if p := os.Getenv(env); p != "" {
-		return p
-	}
-	p, err := filepath.Abs(filepath.Join("testdata", dir, "target", "debug", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		msg := "Rust harness " + p + " not built: run `make harnesses` (.ci/rust-harnesses.sh), or set " + env
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg + " (CI is set: a missing interop harness is a failure)")
-		}
-		t.Skip(msg)
-	}
-	return p
 }
 
 // claimSeedEnv is the environment without the agent-harness markers, so

@@ -6,11 +6,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/seedharness"
 	"github.com/leasewrap/leasewrap/lease"
 )
 
@@ -29,7 +29,7 @@ import (
 // The harness is $LEASEWRAP_RESERVERS, else the one `make harnesses`
 // builds; without it the test skips, and fails under CI.
 func TestSeedReservationInterop(t *testing.T) {
-	bin := rustHarness(t, "LEASEWRAP_RESERVERS", "reservecheck", "reservers")
+	bin := seedharness.Bin(t, "LEASEWRAP_RESERVERS", "reservecheck", "reservers")
 	ctx := t.Context()
 	k := Key{Repo: "repo", Branch: "main", Key: "deploy ✓ \"1\""}
 	args := func(verb string, more ...string) []string {
@@ -188,29 +188,6 @@ func TestSeedReservationInterop(t *testing.T) {
 			t.Errorf("want the Locker to replay the seed's published run (exit 3), have %v", err)
 		}
 	})
-}
-
-// rustHarness returns the Rust interop harness binary: $env when set, else
-// testdata/<dir>/target/debug/<name> as .ci/rust-harnesses.sh (make
-// harnesses) builds it. A missing harness skips the test, except under CI
-// (env CI set), where it fails: an interop test must not silently skip there.
-func rustHarness(t *testing.T, env, dir, name string) string {
-	t.Helper()
-	if p := os.Getenv(env); p != "" {
-		return p
-	}
-	p, err := filepath.Abs(filepath.Join("testdata", dir, "target", "debug", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		msg := "Rust harness " + p + " not built: run `make harnesses` (.ci/rust-harnesses.sh), or set " + env
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg + " (CI is set: a missing interop harness is a failure)")
-		}
-		t.Skip(msg)
-	}
-	return p
 }
 
 func newInteropRunID(t *testing.T) string {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/seedharness"
 )
 
 // TestSeedInterop runs the seed's own Rust implementation (testdata/
@@ -19,7 +21,7 @@ import (
 // directions. The binary is $LEASEWRAP_SEEDRS, else the one `make
 // harnesses` builds; without it the test skips, and fails under CI.
 func TestSeedInterop(t *testing.T) {
-	bin := rustHarness(t, "LEASEWRAP_SEEDRS", "seedcheck", "seedrs")
+	bin := seedharness.Bin(t, "LEASEWRAP_SEEDRS", "seedcheck", "seedrs")
 	ctx := context.Background()
 
 	t.Run("seed owner seen and respected by Go", func(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/leasewrap/leasewrap/internal/seedharness"
 )
 
 // TestDifferentialAgainstSerdeJSON compares EncodeOwner and DecodeOwner with
@@ -14,7 +16,7 @@ import (
 // golden bytes it produced are checked unconditionally in
 // record_json_test.go.
 func TestDifferentialAgainstSerdeJSON(t *testing.T) {
-	bin := rustHarness(t, "LEASEWRAP_SERDECHECK", "serdecheck", "serdecheck")
+	bin := seedharness.Bin(t, "LEASEWRAP_SERDECHECK", "serdecheck", "serdecheck")
 	serde := func(mode string, in []byte) string {
 		cmd := exec.Command(bin, mode)
 		cmd.Stdin = bytes.NewReader(in)
