@@ -1,11 +1,9 @@
 package claim
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/leasewrap/leasewrap/internal/seedharness"
 	"github.com/leasewrap/leasewrap/lease"
@@ -45,7 +42,7 @@ func TestSeedClaimInterop(t *testing.T) {
 			c := New(Options{Root: root, EventsDir: root, Getenv: testEnv(nil)})
 			key := "session:seed-held"
 			hold := startClaimSeed(t, bin, "acquire", root, key, "h-seed", strconv.FormatInt(ttl, 10), "0", seedClaimMetadata, "hold")
-			line := hold.line(t)
+			line := hold.Line(t)
 			seedRec, ok := strings.CutPrefix(line, "acquired ")
 			if !ok {
 				t.Fatalf("want the seed to acquire, have %q", line)
@@ -81,8 +78,8 @@ func TestSeedClaimInterop(t *testing.T) {
 				}
 			}
 
-			hold.stop(t)
-			if line := hold.line(t); line != "released" {
+			hold.CloseStdin()
+			if line := hold.Line(t); line != "released" {
 				t.Fatalf("want the seed to release, have %q", line)
 			}
 			if st := c.Status(key); st.State != Free {
@@ -195,89 +192,22 @@ func claimSeedEnv() []string {
 	return env
 }
 
-// runClaimSeed runs one seed command to its end (bounded) and returns its
-// trimmed output and exit code.
+// runClaimSeed runs one seed command to its end and returns its output
+// and exit code.
 func runClaimSeed(t *testing.T, bin string, args ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = claimSeedEnv()
-	cmd.Stderr = os.Stderr
-	cmd.WaitDelay = time.Second
-	done := make(chan struct{})
-	var out []byte
-	var err error
-	go func() { out, err = cmd.Output(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("seed %v: no exit within 30s", args)
-	}
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("seed %v: %v", args, err)
-	}
-	return strings.TrimSpace(string(out)), code
+	return seedharness.Run(t, cmd)
 }
 
-type claimSeedProc struct {
-	stdin io.WriteCloser
-	lines chan string
-	done  chan struct{}
-}
-
-// startClaimSeed starts a seed command that keeps running until stdin
-// closes; it is killed at cleanup.
-func startClaimSeed(t *testing.T, bin string, args ...string) *claimSeedProc {
+// startClaimSeed starts a seed command that holds its claim until stdin
+// closes.
+func startClaimSeed(t *testing.T, bin string, args ...string) *seedharness.Proc {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = claimSeedEnv()
-	cmd.Stderr = os.Stderr
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &claimSeedProc{stdin: stdin, lines: make(chan string, 8), done: make(chan struct{})}
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			p.lines <- sc.Text()
-		}
-		cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() { cmd.Process.Kill(); <-p.done })
-	return p
-}
-
-// line is the seed's next output line, bounded.
-func (p *claimSeedProc) line(t *testing.T) string {
-	t.Helper()
-	select {
-	case l := <-p.lines:
-		return l
-	case <-p.done:
-		select {
-		case l := <-p.lines:
-			return l
-		default:
-		}
-		t.Fatal("the seed exited without the expected line")
-	case <-time.After(15 * time.Second):
-		t.Fatal("want a line from the seed within 15s")
-	}
-	return ""
-}
-
-// stop closes stdin: the seed releases what it holds and exits.
-func (p *claimSeedProc) stop(t *testing.T) {
-	t.Helper()
-	p.stdin.Close()
+	return seedharness.Start(t, cmd)
 }
 
 // sameClaimValues compares a record as the seed printed it (serde_json of

@@ -1,9 +1,7 @@
 package reserve
 
 import (
-	"bufio"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -41,7 +39,7 @@ func TestSeedReservationInterop(t *testing.T) {
 		s := NewStore(home)
 		seedRun := newInteropRunID(t)
 		hold := startReserveSeed(t, bin, home, args("reserve", seedRun, "hold")...)
-		line := hold.line(t)
+		line := hold.Line(t)
 		seedJSON, ok := strings.CutPrefix(line, "reserved ")
 		if !ok {
 			t.Fatalf("want the seed to reserve, have %q", line)
@@ -74,7 +72,7 @@ func TestSeedReservationInterop(t *testing.T) {
 			t.Errorf("want the reservation Locker to see the seed's run in flight, have %v", err)
 		}
 
-		hold.kill(t) // a crashed creator: its lease file stays, unlocked
+		hold.Kill(t) // a crashed creator: its lease file stays, unlocked
 		if live := CreatorLiveness(rec); live != Dead {
 			t.Fatalf("want the killed seed's creator dead, have %s", live)
 		}
@@ -213,92 +211,19 @@ func testInteropRecord(t *testing.T, runID, leasePath string) *Record {
 func reserveSeedCmd(bin, home string, args ...string) *exec.Cmd {
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "ORCHESTRATECTL_HOME="+home)
-	cmd.Stderr = os.Stderr
 	return cmd
 }
 
-// runReserveSeed runs one seed command to its end (bounded) and returns
-// its trimmed output and exit code.
+// runReserveSeed runs one seed command to its end and returns its output
+// and exit code.
 func runReserveSeed(t *testing.T, bin, home string, args ...string) (string, int) {
 	t.Helper()
-	cmd := reserveSeedCmd(bin, home, args...)
-	done := make(chan struct{})
-	var out []byte
-	var err error
-	go func() { out, err = cmd.Output(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("seed %v: no exit within 30s", args)
-	}
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("seed %v: %v", args, err)
-	}
-	return strings.TrimSpace(string(out)), code
-}
-
-type reserveSeedProc struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	lines chan string
-	done  chan struct{}
+	return seedharness.Run(t, reserveSeedCmd(bin, home, args...))
 }
 
 // startReserveSeed starts a seed command that holds what it took until
-// stdin closes; it is killed at cleanup.
-func startReserveSeed(t *testing.T, bin, home string, args ...string) *reserveSeedProc {
+// stdin closes.
+func startReserveSeed(t *testing.T, bin, home string, args ...string) *seedharness.Proc {
 	t.Helper()
-	cmd := reserveSeedCmd(bin, home, args...)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &reserveSeedProc{cmd: cmd, stdin: stdin, lines: make(chan string, 8), done: make(chan struct{})}
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			p.lines <- sc.Text()
-		}
-		cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() { p.stdin.Close(); cmd.Process.Kill(); <-p.done })
-	return p
-}
-
-// line is the seed's next output line, bounded.
-func (p *reserveSeedProc) line(t *testing.T) string {
-	t.Helper()
-	select {
-	case l := <-p.lines:
-		return l
-	case <-p.done:
-		select {
-		case l := <-p.lines:
-			return l
-		default:
-		}
-		t.Fatal("the seed exited without the expected line")
-	case <-time.After(15 * time.Second):
-		t.Fatal("want a line from the seed within 15s")
-	}
-	return ""
-}
-
-// kill SIGKILLs the seed and waits for it, bounded.
-func (p *reserveSeedProc) kill(t *testing.T) {
-	t.Helper()
-	p.cmd.Process.Kill()
-	select {
-	case <-p.done:
-	case <-time.After(15 * time.Second):
-		t.Fatal("want the killed seed reaped within 15s")
-	}
+	return seedharness.Start(t, reserveSeedCmd(bin, home, args...))
 }
