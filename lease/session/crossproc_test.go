@@ -48,7 +48,7 @@ func TestTwoCurrentDaemonsRacingForOneSessionYieldOneOwner(t *testing.T) {
 		)
 		cmds = append(cmds, startHelper(t, cmd))
 	}
-	if err := os.WriteFile(start, nil, 0o666); err != nil {
+	if err := writeFileAtomic(start, nil); err != nil {
 		t.Fatal(err)
 	}
 	counts := map[string]int{}
@@ -60,7 +60,7 @@ func TestTwoCurrentDaemonsRacingForOneSessionYieldOneOwner(t *testing.T) {
 	if counts["ok"] != 1 || counts["owned"] != 1 {
 		t.Errorf("want one ok and one owned, have %v", counts)
 	}
-	if err := os.WriteFile(release, nil, 0o666); err != nil {
+	if err := writeFileAtomic(release, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range cmds {

@@ -96,7 +96,7 @@ func runHelper(action string) error {
 	}
 	// subprocess_lock_helper.
 	ready, acquired := os.Getenv(helperReadyEnv), os.Getenv(helperAcquiredEnv)
-	if err := os.WriteFile(ready, []byte("ready"), 0o666); err != nil {
+	if err := writeFileAtomic(ready, []byte("ready")); err != nil {
 		return err
 	}
 	switch action {
@@ -106,7 +106,7 @@ func runHelper(action string) error {
 			return err
 		}
 		defer g.Release()
-		if err := os.WriteFile(acquired, []byte("acquired"), 0o666); err != nil {
+		if err := writeFileAtomic(acquired, []byte("acquired")); err != nil {
 			return err
 		}
 		if action == "hold-lease" {
@@ -119,7 +119,7 @@ func runHelper(action string) error {
 			return err
 		}
 		defer g.Release()
-		return os.WriteFile(acquired, []byte("acquired"), 0o666)
+		return writeFileAtomic(acquired, []byte("acquired"))
 	}
 	return fmt.Errorf("unknown subprocess lock action %q", action)
 }
@@ -143,10 +143,33 @@ func raceHelper(ctx context.Context, s *Store, sid ID) error {
 	if g != nil {
 		defer g.Release()
 	}
-	if err := os.WriteFile(os.Getenv(helperAcquiredEnv), []byte(result), 0o666); err != nil {
+	if err := writeFileAtomic(os.Getenv(helperAcquiredEnv), []byte(result)); err != nil {
 		return err
 	}
 	return testutil.Poll(helperDeadline, func() bool { return exists(os.Getenv(helperReleaseEnv)) })
+}
+
+// writeFileAtomic publishes data at path whole: written to a temp file in
+// the same directory, then renamed over path. A process that polls for the
+// file (exists) and then reads it must never see it created but not yet
+// written, as os.WriteFile would let it (the race that made
+// TestTwoCurrentDaemonsRacingForOneSessionYieldOneOwner flaky).
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 func exists(path string) bool {
