@@ -146,7 +146,7 @@ func (l *Locker) Watches() []lease.Watch {
 		return nil
 	}
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, dirMode); err != nil {
 		return nil
 	}
 	return []lease.Watch{{Dir: dir, Names: []string{filepath.Base(path)}}}
@@ -182,6 +182,8 @@ func (c *claimLease) Renew(ctx context.Context) error {
 		switch {
 		case errors.Is(err, errGoneAway):
 			return fmt.Errorf("claim %q: %s was removed: %w", key, c.path, lease.ErrLost)
+		case errors.Is(err, errTransientRead):
+			return fmt.Errorf("claim %q: %w (will retry)", key, err)
 		case err != nil:
 			return fmt.Errorf("claim %q: %v: %w", key, err, lease.ErrLost)
 		case rec.Holder != holder || rec.PID != c.pid:
