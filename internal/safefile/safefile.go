@@ -79,6 +79,12 @@ func Open(path string, flag int, perm fs.FileMode) (*os.File, error) {
 		return nil, &UnsafeError{Path: path, What: "is a named pipe or device"}
 	}
 	if err != nil {
+		// The kernel may refuse a planted name with another error (EACCES
+		// for O_CREAT on another user's symlink in a sticky directory):
+		// say what is there.
+		if fi, lerr := os.Lstat(path); lerr == nil && !fi.Mode().IsRegular() {
+			return nil, &UnsafeError{Path: path, What: "is a " + Kind(fi.Mode()) + " (" + err.Error() + ")"}
+		}
 		return nil, err
 	}
 	if err := check(f, path, flag&(unix.O_WRONLY|unix.O_RDWR) != 0); err != nil {
