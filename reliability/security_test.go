@@ -502,6 +502,7 @@ func TestPlantedFilesNeverRedirectOrBlock(t *testing.T) {
 							os.Rename(stale, e.claimPath())
 						}
 						r := e.runLW(e.shared, nil, g.args(e)...)
+						t.Logf("RESULT %s/%s/%s: exit %d: %s", v.name, g.kind, c.name, r.code, lastLines(r.err))
 						e.checkVictim(c.name)
 						if r.code != c.want {
 							t.Errorf("want exit %d, have\n%s", c.want, r)
