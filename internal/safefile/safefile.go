@@ -31,7 +31,7 @@ var ErrUnsafe = errors.New("safefile: refused an unsafe file")
 // UnsafeError says which path was refused and what was found there.
 type UnsafeError struct {
 	Path string
-	What string // "is a symbolic link", "is a named pipe", "has 2 hard links", ...
+	What string // "is a symlink", "is a named pipe", "has 2 hard links", ...
 }
 
 func (e *UnsafeError) Error() string {
@@ -45,7 +45,7 @@ func (e *UnsafeError) Unwrap() error { return ErrUnsafe }
 func Kind(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeSymlink != 0:
-		return "symbolic link"
+		return "symlink"
 	case m.IsDir():
 		return "directory"
 	case m&fs.ModeNamedPipe != 0:
@@ -72,7 +72,7 @@ func Open(path string, flag int, perm fs.FileMode) (*os.File, error) {
 	}
 	f, err := os.OpenFile(path, flag|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, perm)
 	if errors.Is(err, unix.ELOOP) {
-		return nil, &UnsafeError{Path: path, What: "is a symbolic link"}
+		return nil, &UnsafeError{Path: path, What: "is a symlink"}
 	}
 	if errors.Is(err, unix.ENXIO) {
 		// O_WRONLY|O_NONBLOCK on a FIFO without a reader.

@@ -33,7 +33,7 @@ func readClaimFile(path string) (*Record, error) {
 		return nil, errGoneAway
 	}
 	if errors.Is(err, syscall.ELOOP) {
-		return nil, &CorruptedError{Path: path, Reason: "is a symbolic link (claims are regular files; leasewrap does not follow it)"}
+		return nil, &CorruptedError{Path: path, Reason: "is a symlink (claims are regular files; leasewrap does not follow it)"}
 	}
 	if err != nil {
 		return nil, readFailed(path, err)
