@@ -169,6 +169,28 @@ func ReadBounded(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return readBounded(f, path, limit)
+}
+
+// ReadBoundedAt is ReadBounded of name relative to the directory dirfd
+// (path names it in errors).
+func ReadBoundedAt(dirfd int, name, path string, limit int64) ([]byte, error) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ELOOP) {
+		return nil, &UnsafeError{Path: path, What: "is a symlink"}
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	if err := check(f, path, false); err != nil {
+		return nil, err
+	}
+	return readBounded(f, path, limit)
+}
+
+func readBounded(f *os.File, path string, limit int64) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err

@@ -106,9 +106,6 @@ func (c *Claims) stampOwner(lockDir, tok string) (err error) {
 			}
 		}
 	}()
-	if int(made.Uid) != os.Geteuid() {
-		return fmt.Errorf("%s is owned by uid %d, not by us: it is not the directory we made", lockDir, made.Uid)
-	}
 	fd, err := unix.Openat(dfd, "owner", unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, fileMode)
 	if err != nil {
 		return fmt.Errorf("create %s/owner: %w", lockDir, err)
@@ -225,17 +222,28 @@ func isPermission(err error) bool {
 	return errors.Is(err, fs.ErrPermission) || errors.Is(err, unix.EROFS)
 }
 
-// releaseDirMutex removes lockDir only if token still owns it.
+// releaseDirMutex removes lockDir only if token still owns it. The owner
+// file is read and removed relative to a descriptor of lockDir (opened
+// without following a symlink), and lockDir is removed only while it is
+// still that directory: a mutex swapped for a symlink in the meantime
+// never removes anything elsewhere.
 func (c *Claims) releaseDirMutex(lockDir, token string) {
-	owner, err := readOwnerStrict(lockDir)
-	if err == nil && owner == token {
-		// unlink(owner) + rmdir is what remove_dir_all ends up doing, in 2
-		// syscalls instead of 11; anything else inside falls back to it.
-		os.Remove(filepath.Join(lockDir, "owner"))
-		if os.Remove(lockDir) != nil {
-			os.RemoveAll(lockDir)
+	dfd, err := unix.Open(lockDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err == nil {
+		defer unix.Close(dfd)
+		owner, rerr := safefile.ReadBoundedAt(dfd, "owner", filepath.Join(lockDir, "owner"), ownerMax)
+		if rerr == nil && string(owner) == token {
+			// unlink(owner) + rmdir is what remove_dir_all ends up doing, in
+			// 2 syscalls instead of 11; anything else inside falls back to it.
+			unix.Unlinkat(dfd, "owner", 0)
+			var held, now unix.Stat_t
+			if unix.Fstat(dfd, &held) == nil && unix.Lstat(lockDir, &now) == nil && held.Dev == now.Dev && held.Ino == now.Ino {
+				if os.Remove(lockDir) != nil {
+					os.RemoveAll(lockDir)
+				}
+			}
+			return
 		}
-		return
 	}
 	c.log.Warn("claims: mutex no longer owned by us; left intact", "path", lockDir, "token", token)
 }

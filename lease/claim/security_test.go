@@ -216,3 +216,29 @@ func TestClaimFileSymlinkIsCorruptedNotFollowed(t *testing.T) {
 	}
 	check()
 }
+
+// A mutex swapped for a symlink after it was taken: the release removes
+// nothing through it, even where the link points at our token.
+func TestReleaseNeverRemovesThroughASwappedMutex(t *testing.T) {
+	c, root := newTestClaims(t)
+	lock := filepath.Join(root, "events.jsonl.lock.d")
+	tok, err := c.acquireDirMutex(t.Context(), lock, time.Second, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(lock, lock+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := t.TempDir()
+	os.WriteFile(filepath.Join(elsewhere, "owner"), []byte(tok), 0o644)
+	if err := os.Symlink(elsewhere, lock); err != nil {
+		t.Fatal(err)
+	}
+	c.releaseDirMutex(lock, tok)
+	if b, err := os.ReadFile(filepath.Join(elsewhere, "owner")); err != nil || string(b) != tok {
+		t.Errorf("the release removed or changed a file through the symlink: %q, %v", b, err)
+	}
+	if fi, err := os.Lstat(lock); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the planted symlink must be left: %v", err)
+	}
+}
