@@ -351,7 +351,11 @@ type secCase struct {
 	plants func(e *secEnv) []plant
 	want   int    // leasewrap's exit code
 	stderr string // a substring stderr must have ("" = no check)
+	flags  []string
 }
+
+// secRunID is the run id the cases that plant at run-id paths pass.
+const secRunID = "01hsecurityrunid0000000000"
 
 const secKey = "security-key"
 
@@ -390,18 +394,18 @@ func sessionArgs(e *secEnv) []string {
 func claimCases() []secCase {
 	var cs []secCase
 	for k, p := range kinds3(func(e *secEnv) string { return e.claimPath() }) {
-		cs = append(cs, secCase{"claim-file/" + k, p, 65, secKey + ".lock"})
+		cs = append(cs, secCase{"claim-file/" + k, p, 65, secKey + ".lock", nil})
 	}
 	for k, p := range kinds3(func(e *secEnv) string { return e.eventsPath() }) {
-		cs = append(cs, secCase{"events-log/" + k, p, 0, "events.jsonl"})
+		cs = append(cs, secCase{"events-log/" + k, p, 0, "events.jsonl", nil})
 	}
 	for _, k := range []string{"symlinkdir", "aged-symlink", "aged-hardlink", "aged-fifo"} {
 		cs = append(cs, secCase{"events-mutex/" + k, func(e *secEnv) []plant {
 			return []plant{{Path: e.eventsPath() + ".lock.d", Kind: k, Target: e.victim}}
-		}, 0, ""})
+		}, 0, "", nil})
 		cs = append(cs, secCase{"recovery-mutex/" + k, func(e *secEnv) []plant {
 			return []plant{{Path: e.claimPath() + ".recovery.d", Kind: k, Target: e.victim}}
-		}, 0, ""})
+		}, 0, "", nil})
 	}
 	cs = append(cs, secCase{"expired-dir/symlinkdir", func(e *secEnv) []plant {
 		// A stale claim (dead pid 2^22+1 of another host) for the archive
@@ -410,17 +414,29 @@ func claimCases() []secCase {
 		os.WriteFile(filepath.Join(e.base, "stale.lock"), []byte(stale), 0o644)
 		os.Chown(filepath.Join(e.base, "stale.lock"), attackerUID, attackerUID)
 		return []plant{{Path: filepath.Join(e.claimsDir(), ".expired"), Kind: "symlinkdir", Target: e.victim}}
-	}, 70, ".expired"})
+	}, 70, ".expired", nil})
 	return cs
 }
 
 func reserveCases() []secCase {
 	var cs []secCase
 	for k, p := range kinds3(func(e *secEnv) string { return e.recordPath() }) {
-		cs = append(cs, secCase{"record/" + k, p, 65, ""})
+		cs = append(cs, secCase{"record/" + k, p, 65, "", nil})
 	}
 	for k, p := range kinds3(func(e *secEnv) string { return e.recordPath() + ".lock" }) {
-		cs = append(cs, secCase{"key-lock/" + k, p, 65, ".lock"})
+		cs = append(cs, secCase{"key-lock/" + k, p, 65, ".lock", nil})
+	}
+	// Paths named by a run id the caller fixed (--run-id): predictable.
+	runID := []string{"--run-id", secRunID}
+	for k, p := range kinds3(func(e *secEnv) string {
+		return filepath.Join(e.idemDir(), "materializers", secRunID+".lease")
+	}) {
+		cs = append(cs, secCase{"materializer-lease/" + k, p, 65, secRunID + ".lease", runID})
+	}
+	for _, k := range []string{"symlinkdir", "aged-symlink", "aged-hardlink", "aged-fifo"} {
+		cs = append(cs, secCase{"staging-dir/" + k, func(e *secEnv) []plant {
+			return []plant{{Path: filepath.Join(e.home(), ".creating", "runs", secRunID), Kind: k, Target: e.victim}}
+		}, 0, "", runID})
 	}
 	// A reclaimable record (its creator's lease file exists, unlocked):
 	// the reclaim replaces it through the seed's ".tmp-write-<hash>".
@@ -435,7 +451,7 @@ func reserveCases() []secCase {
 				os.Chown(f, attackerUID, attackerUID)
 			}
 			return p(e)
-		}, 0, ""})
+		}, 0, "", nil})
 	}
 	return cs
 }
@@ -443,7 +459,14 @@ func reserveCases() []secCase {
 func sessionCases() []secCase {
 	var cs []secCase
 	for k, p := range kinds3(func(e *secEnv) string { return filepath.Join(e.sroot(), "locks", testSID+".lock") }) {
-		cs = append(cs, secCase{"coordinator-lock/" + k, p, 65, testSID + ".lock"})
+		cs = append(cs, secCase{"coordinator-lock/" + k, p, 65, testSID + ".lock", nil})
+	}
+	// A record name in the owner directory: read (as the seed does, through
+	// a symlink too), never written; an undecodable record refuses.
+	for k, p := range kinds3(func(e *secEnv) string {
+		return filepath.Join(e.sroot(), "leases", testSID, "4194305-1-"+testSID+".json")
+	}) {
+		cs = append(cs, secCase{"owner-record/" + k, p, 65, ".json", nil})
 	}
 	return cs
 }
@@ -501,7 +524,12 @@ func TestPlantedFilesNeverRedirectOrBlock(t *testing.T) {
 						if stale := filepath.Join(e.base, "stale.lock"); fileExists(stale) {
 							os.Rename(stale, e.claimPath())
 						}
-						r := e.runLW(e.shared, nil, g.args(e)...)
+						args := g.args(e)
+						if len(c.flags) > 0 {
+							i := len(args) - len(childTrue)
+							args = append(append(append([]string{}, args[:i]...), c.flags...), args[i:]...)
+						}
+						r := e.runLW(e.shared, nil, args...)
 						t.Logf("RESULT %s/%s/%s: exit %d: %s", v.name, g.kind, c.name, r.code, lastLines(r.err))
 						e.checkVictim(c.name)
 						if r.code != c.want {
