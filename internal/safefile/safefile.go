@@ -21,6 +21,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
 )
@@ -92,6 +93,41 @@ func Open(path string, flag int, perm fs.FileMode) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// OpenTrustedLink is Open, except that a final symlink owned by this
+// process's effective uid or by root (a link another user cannot have
+// made) is followed one level: an operator's "events.jsonl ->
+// /var/log/fno/events.jsonl" keeps working. The link is inspected through
+// an O_PATH descriptor of the link itself (its owner and target read from
+// the same inode, so it cannot be swapped between the check and the read),
+// and its target is opened with Open: a target that is itself a symlink,
+// a FIFO or a hard-linked file is refused.
+func OpenTrustedLink(path string, flag int, perm fs.FileMode) (*os.File, error) {
+	f, err := Open(path, flag, perm)
+	var ue *UnsafeError
+	if !errors.As(err, &ue) {
+		return f, err
+	}
+	lfd, lerr := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if lerr != nil {
+		return nil, err
+	}
+	defer unix.Close(lfd)
+	var st unix.Stat_t
+	if unix.Fstat(lfd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK || (int(st.Uid) != os.Geteuid() && st.Uid != 0) {
+		return nil, err
+	}
+	buf := make([]byte, unix.PathMax)
+	n, rerr := unix.Readlinkat(lfd, "", buf)
+	if rerr != nil || n <= 0 || n >= len(buf) {
+		return nil, err
+	}
+	target := string(buf[:n])
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(filepath.Dir(path), target)
+	}
+	return Open(target, flag, perm)
 }
 
 func check(f *os.File, path string, writing bool) error {

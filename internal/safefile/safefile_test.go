@@ -104,3 +104,42 @@ func TestReadBoundedRefusesLarger(t *testing.T) {
 		t.Errorf("want 11 bytes, have %d (%v)", len(b), err)
 	}
 }
+
+func TestOpenTrustedLinkFollowsOnlyOurOwnLinks(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "shared.log")
+	link := filepath.Join(dir, "events.jsonl")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenTrustedLink(link, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
+	if err != nil {
+		t.Fatalf("our own link: want followed, have %v", err)
+	}
+	f.WriteString("x\n")
+	f.Close()
+	if b, _ := os.ReadFile(target); string(b) != "x\n" {
+		t.Errorf("target: want %q, have %q", "x\n", b)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("a link owned by another user needs root to make")
+	}
+	victim := filepath.Join(dir, "victim")
+	os.WriteFile(victim, []byte("v"), 0o600)
+	other := filepath.Join(dir, "planted")
+	os.Symlink(victim, other)
+	if err := os.Lchown(other, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenTrustedLink(other, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666); !errors.Is(err, ErrUnsafe) {
+		t.Errorf("another user's link: want a refusal, have %v", err)
+	}
+	chain := filepath.Join(dir, "chain")
+	os.Symlink(other, chain) // ours, but its target is a link
+	if _, err := OpenTrustedLink(chain, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666); !errors.Is(err, ErrUnsafe) {
+		t.Errorf("our link to another user's link: want a refusal, have %v", err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "v" {
+		t.Errorf("victim changed: %q", b)
+	}
+}

@@ -97,7 +97,9 @@ func (c *Claims) emit(ctx context.Context, typ string, data Metadata) {
 // mutex (stealing a corpse), within lockTimeout. The log is opened for
 // appending without following a symlink and without blocking on a FIFO,
 // and only a regular file with one link is written: anything planted at
-// its name is refused (the event is skipped), never written through.
+// its name is refused (the event is skipped), never written through. A
+// symlink this user or root made is followed one level (an operator's
+// link to a shared log); another user's is refused.
 func (c *Claims) appendEventLine(ctx context.Context, path string, line []byte, lockTimeout time.Duration) error {
 	if err := os.MkdirAll(filepath.Dir(path), dirMode); err != nil {
 		return err
@@ -114,7 +116,7 @@ func (c *Claims) appendEventLine(ctx context.Context, path string, line []byte, 
 		return fmt.Errorf("events.jsonl lock %s: %w", lockDir, err)
 	}
 	defer c.releaseDirMutex(lockDir, tok)
-	f, err := safefile.Open(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, fileMode)
+	f, err := safefile.OpenTrustedLink(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, fileMode)
 	if err != nil {
 		return err
 	}

@@ -51,6 +51,13 @@ func TestEventsLogRefusesWhatIsPlantedAtItsName(t *testing.T) {
 			if err := p.plant(victim, events); err != nil {
 				t.Fatal(err)
 			}
+			if p.name == "symlink" {
+				// A link of ours is followed (an operator's); the planted
+				// one is another user's.
+				if err := os.Lchown(events, 65534, 65534); err != nil {
+					t.Skipf("making a symlink of another owner needs root: %v", err)
+				}
+			}
 			done := make(chan error, 1)
 			go func() { done <- c.appendEventLine(t.Context(), events, []byte(`{"x":1}`), time.Second) }()
 			select {
