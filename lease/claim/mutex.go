@@ -81,8 +81,9 @@ func (c *Claims) takeDirMutex(lockDir string) (string, error) {
 func (c *Claims) stampOwner(lockDir, tok string) (err error) {
 	dfd, err := unix.Open(lockDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		// Not a directory of ours any more (swapped in the instant since
-		// the mkdir): nothing here is ours to remove.
+		// rmdir removes only an empty directory: the one just made, unless
+		// it was swapped in the instant since (then nothing of value).
+		unix.Rmdir(lockDir)
 		return fmt.Errorf("open %s: %w", lockDir, err)
 	}
 	defer unix.Close(dfd)
