@@ -89,6 +89,7 @@ func (c *Claims) stampOwner(lockDir, tok string) (err error) {
 	defer unix.Close(dfd)
 	var made unix.Stat_t
 	if err := unix.Fstat(dfd, &made); err != nil {
+		unix.Rmdir(lockDir)
 		return fmt.Errorf("stat %s: %w", lockDir, err)
 	}
 	created := false
