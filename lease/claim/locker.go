@@ -158,7 +158,7 @@ func (l *Locker) Notify(context.Context) (lease.Wake, error) {
 	}
 	dir := filepath.Dir(path)
 	var ws []fswatch.Watch
-	if err := os.MkdirAll(dir, 0o755); err == nil {
+	if err := os.MkdirAll(dir, dirMode); err == nil {
 		ws = []fswatch.Watch{{Dir: dir, Names: []string{filepath.Base(path)}}}
 	}
 	return fswatch.New(ws) // nothing watchable: the supervisor's back-off polls
@@ -196,6 +196,8 @@ func (c *claimLease) Renew(ctx context.Context) error {
 			return fmt.Errorf("claim %q: %s was removed: %w", key, c.path, lease.ErrLost)
 		case errors.Is(err, ErrCorrupted):
 			return fmt.Errorf("claim %q: %w: %w", key, err, lease.ErrLost)
+		case errors.Is(err, errTransientRead):
+			return fmt.Errorf("claim %q: %w (will retry)", key, err)
 		case err != nil:
 			return fmt.Errorf("check claim %q (will retry): %w", key, err) // I/O: transient
 		case rec.Holder != holder || rec.PID != c.pid:

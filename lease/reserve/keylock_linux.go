@@ -10,6 +10,8 @@ import (
 
 	"github.com/gofrs/flock"
 	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/internal/safefile"
 )
 
 // Defaults of the per-key lock wait. The lock is only ever held for one
@@ -41,10 +43,13 @@ func withKeyLock(ctx context.Context, lockPath string, timeout time.Duration, fn
 	defer cancel()
 	l := flock.New(lockPath, flock.SetFlag(keyLockFlags), flock.SetPermissions(fileMode))
 	ok, err := l.TryLockContext(ctx, lockPoll)
+	if err != nil && ctx.Err() == nil {
+		err = safefile.OpenError(lockPath, err)
+	}
+	var ue *safefile.UnsafeError
 	switch {
-	case errors.Is(err, unix.ELOOP):
-		return &RecordError{Path: lockPath, Reason: ErrUnsafePath,
-			Detail: "is a symlink; leasewrap does not follow symlinks here. Check who created it, remove it by hand if it is not meant to be there"}
+	case errors.As(err, &ue):
+		return unsafeKeyLock(lockPath, ue)
 	case err != nil && ctx.Err() != nil:
 		return fmt.Errorf("%w: %s still locked after %v (another process is stuck holding it?): %v",
 			ErrLockTimeout, lockPath, timeout, ctx.Err())
@@ -54,9 +59,17 @@ func withKeyLock(ctx context.Context, lockPath string, timeout time.Duration, fn
 		return fmt.Errorf("reserve: lock %s: not obtained", lockPath)
 	}
 	defer l.Close() // the descriptor is ours alone: unlock and close
-	if fi, err := l.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return &RecordError{Path: lockPath, Reason: ErrUnsafePath,
-			Detail: "is not a regular file; check who created it and remove it by hand"}
+	fi, err := l.Stat()
+	if err != nil {
+		return fmt.Errorf("reserve: stat key lock %s: %w", lockPath, err)
+	}
+	if err := safefile.CheckOpened(fi, lockPath); errors.As(err, &ue) {
+		return unsafeKeyLock(lockPath, ue)
 	}
 	return fn()
+}
+
+func unsafeKeyLock(path string, ue *safefile.UnsafeError) error {
+	return &RecordError{Path: path, Reason: ErrUnsafePath,
+		Detail: ue.What + "; leasewrap does not follow, write or lock through it. Check who created it, remove it by hand if it is not meant to be there"}
 }

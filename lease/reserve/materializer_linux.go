@@ -24,7 +24,8 @@ type MaterializerLease struct {
 }
 
 // AcquireMaterializerLease creates (if needed) and locks the lease file of
-// runID. The run id is fresh, so the lock is never contended in normal
+// runID, never through a symlink, a FIFO or a hard link planted at its
+// name (refused with ErrUnsafePath), and never truncating it. The run id is fresh, so the lock is never contended in normal
 // operation: a held lock is reported as an error (ErrHeld-like contention
 // would mean two creators share a run id), never waited for.
 func AcquireMaterializerLease(l Layout, runID string) (*MaterializerLease, error) {

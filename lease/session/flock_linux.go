@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/leasewrap/leasewrap/internal/fdlock"
+	"github.com/leasewrap/leasewrap/internal/safefile"
 )
 
 // The seed's bounded wait: every contended lock is retried every 25 ms for
@@ -62,21 +63,25 @@ func openLockFile(path string) (*os.File, error) {
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, &IOError{Op: "create directory", Path: dir, Err: err}
 	}
-	// O_NOFOLLOW: a symlink planted where a lock file belongs would make
-	// leasewrap create or lock a file of the planter's choosing. The seed
-	// follows links; no peer creates one here, so refusing loses nothing.
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o666)
-	if errors.Is(err, unix.ELOOP) {
-		return nil, &IOError{Op: "open lock file: it is a symbolic link, which leasewrap refuses to follow; check who planted it and remove it", Path: path, Err: err}
+	// Not through a symlink, not blocking on a FIFO, only a regular file
+	// with one link (a hard link planted to another file is refused, so
+	// it is never locked), never truncated. The seed follows links; no
+	// peer creates one here, so refusing loses nothing.
+	f, err := safefile.Open(path, os.O_RDWR|os.O_CREATE, 0o666)
+	var ue *safefile.UnsafeError
+	if errors.As(err, &ue) {
+		return nil, unsafeLock(path, ue)
 	}
 	if err != nil {
 		return nil, &IOError{Op: "open lock file", Path: path, Err: err}
 	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, &IOError{Op: "open lock file: it is not a regular file; check who put it there and remove it", Path: path, Err: unix.ELOOP} // reported as a refusal
-	}
 	return f, nil
+}
+
+// unsafeLock refuses a lock file someone planted (symlink, FIFO, hard
+// link): never followed, written or locked.
+func unsafeLock(path string, ue *safefile.UnsafeError) error {
+	return &IOError{Op: "open lock file: it " + ue.What + ", which leasewrap refuses to follow or lock; check who planted it and remove it", Path: path, Err: unix.ELOOP} // reported as a refusal
 }
 
 // readRecord reads a record file. It refuses anything but a regular file

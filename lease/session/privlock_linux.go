@@ -9,6 +9,8 @@ import (
 
 	gofrs "github.com/gofrs/flock"
 	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/internal/safefile"
 )
 
 // lockFlags are the open flags of the session lock files: those of
@@ -36,9 +38,13 @@ func (s *Store) lockPrivate(ctx context.Context, path string, how int) (*gofrs.F
 	defer cancel()
 	started := s.now()
 	ok, err := try(wctx, s.lockPoll)
+	if err != nil && wctx.Err() == nil {
+		err = safefile.OpenError(path, err)
+	}
+	var ue *safefile.UnsafeError
 	switch {
-	case errors.Is(err, unix.ELOOP):
-		return nil, &IOError{Op: "open lock file: it is a symbolic link, which leasewrap refuses to follow; check who planted it and remove it", Path: path, Err: err}
+	case errors.As(err, &ue):
+		return nil, unsafeLock(path, ue)
 	case err != nil && ctx.Err() != nil:
 		return nil, fmt.Errorf("waiting for the session lock at %s: %w", path, ctx.Err())
 	case err != nil && wctx.Err() != nil:
@@ -48,9 +54,16 @@ func (s *Store) lockPrivate(ctx context.Context, path string, how int) (*gofrs.F
 	case !ok:
 		return nil, &IOError{Op: "flock", Path: path, Err: unix.EWOULDBLOCK}
 	}
-	if fi, err := l.Stat(); err != nil || !fi.Mode().IsRegular() {
+	fi, err := l.Stat()
+	if err == nil {
+		err = safefile.CheckOpened(fi, path)
+	}
+	if err != nil {
 		l.Close()
-		return nil, &IOError{Op: "open lock file: it is not a regular file; check who put it there and remove it", Path: path, Err: unix.ELOOP}
+		if errors.As(err, &ue) {
+			return nil, unsafeLock(path, ue)
+		}
+		return nil, &IOError{Op: "stat lock file", Path: path, Err: err}
 	}
 	return l, nil
 }
