@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/cli"
 	"github.com/leasewrap/leasewrap/lease/claim"
 )
 
@@ -47,7 +48,7 @@ Examples:
 func (c *claimListCmd) Run(ctx context.Context, logger *slog.Logger, streams ioStreams) error {
 	entries, err := c.claims(logger).List(c.Prefix)
 	if err != nil {
-		return &exitError{Code: adminError, Err: err}
+		return &cli.ExitError{Code: cli.AdminError, Err: err}
 	}
 	var shown []claim.Listed
 	for _, st := range entries {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/cli"
 	"github.com/leasewrap/leasewrap/lease/claim"
 	"github.com/leasewrap/leasewrap/supervisor"
 )
@@ -21,7 +22,7 @@ type claimRunCmd struct {
 	Reason   string        `help:"Free-text reason recorded in the claim."`
 	Metadata string        `help:"JSON object recorded in the claim."`
 	Anchor   string        `help:"How the command is held stopped until the claim names its pid: auto (ptrace, else exec gate), ptrace or gate." enum:"auto,ptrace,gate" default:"auto"`
-	runFlags
+	cli.RunFlags
 
 	meta claim.Metadata // --metadata, decoded by Validate
 }
@@ -51,23 +52,23 @@ Examples:
 func (c *claimRunCmd) Validate() error {
 	if c.TTL != 0 {
 		if err := claim.ValidateTTL(c.TTL.Milliseconds()); err != nil || c.TTL%time.Millisecond != 0 {
-			return fmt.Errorf("%w: --ttl %v is outside the protocol's bounds of 1m to 24h (or 0 for pid liveness)", errUsage, c.TTL)
+			return fmt.Errorf("%w: --ttl %v is outside the protocol's bounds of 1m to 24h (or 0 for pid liveness)", cli.ErrUsage, c.TTL)
 		}
 	}
 	if c.Metadata != "" {
 		m, err := claim.ParseMetadataJSON([]byte(c.Metadata))
 		if err != nil {
-			return fmt.Errorf("%w: --metadata: %v", errUsage, err)
+			return fmt.Errorf("%w: --metadata: %v", cli.ErrUsage, err)
 		}
 		c.meta = m
 	}
-	return c.runFlags.validate(c.TTL)
+	return c.RunFlags.Check(c.TTL)
 }
 
 func (c *claimRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	holder := c.Holder
 	if holder == "" {
-		holder = defaultHolder()
+		holder = cli.DefaultHolder()
 	}
 	if r := os.Getenv("FNO_CLAIMS_ROOT"); c.Root == "" && r != "" && !filepath.IsAbs(r) {
 		// The protocol resolves it against the working directory, as the
@@ -80,9 +81,9 @@ func (c *claimRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 		Key: c.Key, Holder: holder, Root: c.Root, TTL: c.TTL, Reason: c.Reason, Metadata: c.meta, Logger: logger,
 	})
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
-	cfg := c.config(l, logger)
+	cfg := c.Config(l, logger)
 	cfg.Anchor = supervisor.AnchorMode(c.Anchor)
-	return c.supervise(ctx, cfg)
+	return c.Supervise(ctx, cfg)
 }

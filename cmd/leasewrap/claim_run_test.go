@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/cli"
 )
 
 // claimEnv isolates a test's claims: events go to the test's directory.
@@ -230,8 +232,8 @@ func TestClaimRunLostLeaseStopsTheChild(t *testing.T) {
 				if err := os.WriteFile(claimFile(root, "job"), []byte(thief), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				if have := p.wait(t); have != exitLost {
-					t.Fatalf("want the lease-lost code %d, have %d\n%s", exitLost, have, &p.stderr)
+				if have := p.wait(t); have != cli.ExitLost {
+					t.Fatalf("want the lease-lost code %d, have %d\n%s", cli.ExitLost, have, &p.stderr)
 				}
 				if el := time.Since(replaced); el < tc.minTime {
 					t.Fatalf("child stopped after %v; want SIGKILL only after the 500ms grace", el)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/cli"
 	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
@@ -61,8 +62,8 @@ func TestClaimRunFencesWhileARenewalIsHeldInTheKernel(t *testing.T) {
 	}
 	st.Process.Kill() // lets the held mkdir go, so leasewrap can finish
 	st.Wait()
-	if have := p.wait(t); have != exitLost {
-		t.Fatalf("want %d, have %d\n%s", exitLost, have, &p.stderr)
+	if have := p.wait(t); have != cli.ExitLost {
+		t.Fatalf("want %d, have %d\n%s", cli.ExitLost, have, &p.stderr)
 	}
 	if !strings.Contains(p.stderr.String(), "fencing") {
 		t.Fatalf("want the fence named in the log:\n%s", &p.stderr)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/leasewrap/leasewrap/internal/cli"
 )
 
 // TestJSONLogFormatCoversEveryStderrLine runs leasewrap processes that fail
@@ -29,11 +31,11 @@ func TestJSONLogFormatCoversEveryStderrLine(t *testing.T) {
 		code  int    // 0: any failure
 		error string // a substring of the final ERROR record's msg
 	}{
-		{"held", nil, []string{"--log-format", "json", "claim", "run", "job", "--root", root, "--", "true"}, exitConflict, "held"},
-		{"flag after the kind", nil, []string{"claim", "run", "job", "--root", root, "--log-format=json", "--", "true"}, exitConflict, "held"},
-		{"environment", []string{"LEASEWRAP_LOG_FORMAT=json"}, []string{"claim", "run", "job", "--root", root, "--", "true"}, exitConflict, "held"},
-		{"unknown flag", nil, []string{"--log-format", "json", "claim", "run", "job", "--root", root, "--no-such-flag", "--", "true"}, exitUsage, "no-such-flag"},
-		{"usage from the environment", []string{"LEASEWRAP_LOG_FORMAT=json"}, []string{"reserve", "run", "job"}, exitUsage, "no command"},
+		{"held", nil, []string{"--log-format", "json", "claim", "run", "job", "--root", root, "--", "true"}, cli.ExitConflict, "held"},
+		{"flag after the kind", nil, []string{"claim", "run", "job", "--root", root, "--log-format=json", "--", "true"}, cli.ExitConflict, "held"},
+		{"environment", []string{"LEASEWRAP_LOG_FORMAT=json"}, []string{"claim", "run", "job", "--root", root, "--", "true"}, cli.ExitConflict, "held"},
+		{"unknown flag", nil, []string{"--log-format", "json", "claim", "run", "job", "--root", root, "--no-such-flag", "--", "true"}, cli.ExitUsage, "no-such-flag"},
+		{"usage from the environment", []string{"LEASEWRAP_LOG_FORMAT=json"}, []string{"reserve", "run", "job"}, cli.ExitUsage, "no command"},
 		{"command not found", nil, []string{"--log-format", "json", "claim", "run", "free", "--root", root, "--", filepath.Join(root, "no-such-command")}, 0, "no-such-command"},
 	}
 	for _, tc := range cases {

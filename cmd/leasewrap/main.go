@@ -14,19 +14,12 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/leasewrap/leasewrap/internal/cli"
 	"github.com/leasewrap/leasewrap/supervisor"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
-
-// globals are the flags every invocation has.
-type globals struct {
-	LogFormat string           `help:"Log format on stderr: auto (coloured text on a terminal, plain text otherwise), text or json." enum:"auto,text,json" default:"auto" env:"LEASEWRAP_LOG_FORMAT"`
-	LogLevel  string           `help:"Least severe level logged: debug, info, warn or error." enum:"debug,info,warn,error" default:"info" env:"LEASEWRAP_LOG_LEVEL"`
-	Quiet     bool             `short:"q" help:"Log only warnings and errors (same as --log-level=warn)."`
-	Version   kong.VersionFlag `help:"Print the version and exit."`
-}
 
 const description = `Hold a lease for the command you wrap.
 
@@ -51,17 +44,17 @@ Exit codes (run verbs): the child's code; 128+N if it died of signal N;
 
 func main() {
 	supervisor.Gate() // never returns when this process is an exec gate or a job guard
-	catchSIGPIPE()
+	cli.CatchSIGPIPE()
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // realMain parses args, configures logging once and runs the chosen verb.
-// It returns the process exit status; see exitCode.
+// It returns the process exit status; see cli.ExitCode.
 func realMain(args []string, stdout, stderr io.Writer) int {
 	c, g := model(args)
 	// leasewrap's own error lines follow --log-format too (JSON lines in
 	// JSON mode), also when the command line itself is refused.
-	errOut := errorSink(formatFromArgs(args, os.Getenv), stderr)
+	errOut := cli.ErrorSink(cli.FormatFromArgs(args, os.Getenv), stderr)
 	parser, err := kong.New(c,
 		kong.Name("leasewrap"),
 		kong.Description(description),
@@ -73,7 +66,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	)
 	if err != nil {
 		fmt.Fprintf(errOut, "leasewrap: internal error building the CLI: %v\n", err)
-		return exitInternal
+		return cli.ExitInternal
 	}
 	code, done := func() (code int, done bool) {
 		defer func() {
@@ -92,18 +85,18 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 				kctx = pe.Context // Parse returns no context on error
 			}
 			fmt.Fprintf(errOut, "leasewrap: %v\n", perr)
-			return usageCode(kctx), true
+			return cli.UsageCode(kctx), true
 		}
-		logger := newLogger(g, stderr)
+		logger := cli.NewLogger(g, stderr)
 		ctx := context.Background()
 		kctx.BindTo(ctx, (*context.Context)(nil))
 		kctx.Bind(logger)
-		errOut = errorSink(g.LogFormat, stderr)
+		errOut = cli.ErrorSink(g.LogFormat, stderr)
 		kctx.Bind(ioStreams{Out: stdout, Err: errOut})
-		return exitCode(kctx.Run(), errOut), true
+		return cli.ExitCode(kctx.Run(), errOut), true
 	}()
 	if !done {
-		return exitInternal
+		return cli.ExitInternal
 	}
 	return code
 }
@@ -117,5 +110,3 @@ type ioStreams struct {
 	Out io.Writer
 	Err io.Writer
 }
-
-var errUsage = errors.New("usage")

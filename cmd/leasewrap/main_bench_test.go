@@ -23,7 +23,7 @@ func BenchmarkCLIModel(b *testing.B) {
 		name  string
 		model func() any
 	}{
-		{"whole-tree", func() any { return &cli{} }},
+		{"whole-tree", func() any { return &tree{} }},
 		{"one-verb", func() any { m, _ := model(args); return m }},
 	} {
 		b.Run(tc.name, func(b *testing.B) {

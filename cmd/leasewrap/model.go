@@ -1,6 +1,10 @@
 package main
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/leasewrap/leasewrap/internal/cli"
+)
 
 // Building kong's model (reflection over struct tags, help interpolation)
 // is most of leasewrap's own start-up, and it is on the path of every cron
@@ -15,30 +19,30 @@ import "strings"
 // With -h/--help anywhere, the verb-only and version-only models are not
 // used, so help shows the same siblings and commands it always did.
 
-// cli is the whole command tree. Each kind's verbs live in their own files.
-type cli struct {
-	globals `embed:""`
-	Claim   claimCmd   `cmd:"" help:"Work claims: a lock file with PID + TTL liveness (fno claims protocol)."`
-	Reserve reserveCmd `cmd:"" help:"Idempotency reservations: run a job at most once per key, replay its result (orchestratectl protocol)."`
-	Session sessionCmd `cmd:"" help:"Session owner leases with flock liveness (bcode session protocol)."`
+// tree is the whole command tree. Each kind's verbs live in their own files.
+type tree struct {
+	cli.Globals `embed:""`
+	Claim       claimCmd   `cmd:"" help:"Work claims: a lock file with PID + TTL liveness (fno claims protocol)."`
+	Reserve     reserveCmd `cmd:"" help:"Idempotency reservations: run a job at most once per key, replay its result (orchestratectl protocol)."`
+	Session     sessionCmd `cmd:"" help:"Session owner leases with flock liveness (bcode session protocol)."`
 }
 
 // versionCLI is the model of `leasewrap --version`.
 type versionCLI struct {
-	globals `embed:""`
+	cli.Globals `embed:""`
 }
 
 // model returns the smallest command tree that parses args and the global
 // flags inside it (filled in by the parse).
-func model(args []string) (any, *globals) {
+func model(args []string) (any, *cli.Globals) {
 	words, help, version := scan(args)
 	if len(words) == 0 {
 		if version && !help {
 			c := &versionCLI{}
-			return c, &c.globals
+			return c, &c.Globals
 		}
-		c := &cli{}
-		return c, &c.globals
+		c := &tree{}
+		return c, &c.Globals
 	}
 	if !help && len(words) > 1 {
 		if mk, ok := verbModels[words[0]][words[1]]; ok {
@@ -48,31 +52,31 @@ func model(args []string) (any, *globals) {
 	switch words[0] {
 	case "claim":
 		c := &claimCLI{}
-		return c, &c.globals
+		return c, &c.Globals
 	case "reserve":
 		c := &reserveCLI{}
-		return c, &c.globals
+		return c, &c.Globals
 	case "session":
 		c := &sessionCLI{}
-		return c, &c.globals
+		return c, &c.Globals
 	}
-	c := &cli{}
-	return c, &c.globals
+	c := &tree{}
+	return c, &c.Globals
 }
 
 // The one-kind trees.
 type (
 	claimCLI struct {
-		globals `embed:""`
-		Claim   claimCmd `cmd:"" help:"Work claims: a lock file with PID + TTL liveness (fno claims protocol)."`
+		cli.Globals `embed:""`
+		Claim       claimCmd `cmd:"" help:"Work claims: a lock file with PID + TTL liveness (fno claims protocol)."`
 	}
 	reserveCLI struct {
-		globals `embed:""`
-		Reserve reserveCmd `cmd:"" help:"Idempotency reservations: run a job at most once per key, replay its result (orchestratectl protocol)."`
+		cli.Globals `embed:""`
+		Reserve     reserveCmd `cmd:"" help:"Idempotency reservations: run a job at most once per key, replay its result (orchestratectl protocol)."`
 	}
 	sessionCLI struct {
-		globals `embed:""`
-		Session sessionCmd `cmd:"" help:"Session owner leases with flock liveness (bcode session protocol)."`
+		cli.Globals `embed:""`
+		Session     sessionCmd `cmd:"" help:"Session owner leases with flock liveness (bcode session protocol)."`
 	}
 )
 
@@ -80,18 +84,18 @@ type (
 // verbCmd `cmd:""` } `cmd:""` }. (Static types: building them with
 // reflect.StructOf costs more than it saves.)
 type oneVerb[T any] struct {
-	globals `embed:""`
-	Tree    T `embed:""`
+	cli.Globals `embed:""`
+	Tree        T `embed:""`
 }
 
-func verb[T any]() (any, *globals) {
+func verb[T any]() (any, *cli.Globals) {
 	c := &oneVerb[T]{}
-	return c, &c.globals
+	return c, &c.Globals
 }
 
 // verbModels are the one-verb trees by kind and verb. A verb missing here
 // (a new one) is parsed with its kind's tree: correct, only slower.
-var verbModels = map[string]map[string]func() (any, *globals){
+var verbModels = map[string]map[string]func() (any, *cli.Globals){
 	"claim": {
 		"run": verb[struct {
 			Claim struct {

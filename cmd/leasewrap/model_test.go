@@ -14,7 +14,7 @@ import (
 // one-verb model holds exactly that verb with the same flags and arguments
 // as in the whole tree.
 func TestEveryVerbHasItsOwnModel(t *testing.T) {
-	whole, err := kong.New(&cli{}, kong.Name("leasewrap"), kong.Vars{"version": version}, kong.Writers(io.Discard, io.Discard))
+	whole, err := kong.New(&tree{}, kong.Name("leasewrap"), kong.Vars{"version": version}, kong.Writers(io.Discard, io.Discard))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestEveryVerbHasItsOwnModel(t *testing.T) {
 				continue
 			}
 			if g == nil {
-				t.Fatalf("%s %s: no globals", kind.Name, verb.Name)
+				t.Fatalf("%s %s: no cli.Globals", kind.Name, verb.Name)
 			}
 			p, err := kong.New(m, kong.Name("leasewrap"), kong.Vars{"version": version}, kong.Writers(io.Discard, io.Discard))
 			if err != nil {
@@ -70,14 +70,14 @@ func TestModelKeepsTheWholeTreeForHelp(t *testing.T) {
 		args []string
 		want any
 	}{
-		{[]string{"--help"}, &cli{}},
-		{[]string{"--version", "--help"}, &cli{}},
+		{[]string{"--help"}, &tree{}},
+		{[]string{"--version", "--help"}, &tree{}},
 		{[]string{"--version"}, &versionCLI{}},
 		{[]string{"claim", "run", "--help"}, &claimCLI{}},
 		{[]string{"claim", "run", "k", "--", "x", "--help"}, nil}, // the child's --help is not ours
 		{[]string{"claim", "nosuchverb"}, &claimCLI{}},
-		{[]string{"nosuchkind", "run"}, &cli{}},
-		{[]string{}, &cli{}},
+		{[]string{"nosuchkind", "run"}, &tree{}},
+		{[]string{}, &tree{}},
 	} {
 		m, _ := model(tc.args)
 		if tc.want == nil {

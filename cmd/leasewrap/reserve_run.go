@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/leasewrap/leasewrap/internal/cli"
 	"github.com/leasewrap/leasewrap/lease/reserve"
 )
 
@@ -18,7 +19,7 @@ type reserveRunCmd struct {
 	Home            string `help:"orchestratectl home (default: $ORCHESTRATECTL_HOME, else $HOME/.orchestratectl)." type:"path"`
 	RunID           string `name:"run-id" help:"Run id to reserve (default: a fresh 26-character lowercase ULID)."`
 	PublishFailures bool   `help:"Publish a failed run too, so retries replay the failure instead of running again."`
-	runFlags
+	cli.RunFlags
 }
 
 func (c *reserveRunCmd) Help() string {
@@ -42,20 +43,20 @@ Examples:
 
 func (c *reserveRunCmd) Validate() error {
 	if c.Key == "" {
-		return fmt.Errorf("%w: the reservation key is empty; give a non-empty key, e.g. export-2026-11-29", errUsage)
+		return fmt.Errorf("%w: the reservation key is empty; give a non-empty key, e.g. export-2026-11-29", cli.ErrUsage)
 	}
 	if c.RunID != "" {
 		if err := reserve.ValidateRunID(c.RunID); err != nil {
-			return fmt.Errorf("%w: --run-id: %v", errUsage, err)
+			return fmt.Errorf("%w: --run-id: %v", cli.ErrUsage, err)
 		}
 	}
-	return c.runFlags.validate(0)
+	return c.RunFlags.Check(0)
 }
 
 func (c *reserveRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	home, err := reserve.ResolveHome(c.Home, os.Getenv)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
 	warnRelativeHome(logger, c.Home, os.Getenv, home)
 	host, _ := os.Hostname()
@@ -64,9 +65,9 @@ func (c *reserveRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 		PublishFailures: c.PublishFailures, Host: host,
 	})
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
-	return c.supervise(ctx, c.config(l, logger))
+	return c.Supervise(ctx, c.Config(l, logger))
 }
 
 // warnRelativeHome warns when the home came from a relative

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/cli"
 	"github.com/leasewrap/leasewrap/lease/session"
 )
 
@@ -30,7 +31,7 @@ type sessionOwnersCmd struct {
 // check validates the session id and that a root was given. It runs in Run,
 // not in kong's Validate hook, because the admin verbs' contract is exit 2
 // for bad input and realMain cannot map a Validate failure to 2 today (kong
-// returns a nil context with a parse error, so usageCode answers 64).
+// returns a nil context with a parse error, so cli.UsageCode answers 64).
 func (c *sessionOwnersCmd) check() error {
 	sid, err := session.ParseID(c.SID)
 	if err != nil {
@@ -70,11 +71,11 @@ type sessionOwnerJSON struct {
 
 func (c *sessionOwnersCmd) Run(streams ioStreams) error {
 	if err := c.check(); err != nil {
-		return &exitError{Code: adminError, Err: err}
+		return &cli.ExitError{Code: cli.AdminError, Err: err}
 	}
 	recs, err := session.NewStore(c.Root).Inspect(c.sid)
 	if err != nil {
-		return &exitError{Code: adminError, Err: err}
+		return &cli.ExitError{Code: cli.AdminError, Err: err}
 	}
 	out := make([]sessionOwnerJSON, 0, len(recs))
 	for _, r := range recs {
@@ -119,7 +120,7 @@ func writeOwnersJSON(w io.Writer, v []sessionOwnerJSON) error {
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return &exitError{Code: adminError, Err: err}
+		return &cli.ExitError{Code: cli.AdminError, Err: err}
 	}
 	_, err := w.Write(b.Bytes())
 	return err

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -14,8 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// newLogger builds the one logger of the process from the global flags.
-func newLogger(c *globals, w io.Writer) *slog.Logger {
+// NewLogger builds the one logger of the process from the global flags.
+func NewLogger(c *Globals, w io.Writer) *slog.Logger {
 	level := slog.LevelInfo
 	switch c.LogLevel {
 	case "debug":
@@ -55,10 +55,10 @@ func isTerminal(f *os.File) bool {
 	return err == nil
 }
 
-// formatFromArgs is the log format asked for by args or the environment,
+// FormatFromArgs is the log format asked for by args or the environment,
 // for the lines written before (or instead of) a successful parse: the
 // last --log-format before "--" wins over LEASEWRAP_LOG_FORMAT, as in kong.
-func formatFromArgs(args []string, getenv func(string) string) string {
+func FormatFromArgs(args []string, getenv func(string) string) string {
 	format := getenv("LEASEWRAP_LOG_FORMAT")
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -75,11 +75,11 @@ func formatFromArgs(args []string, getenv func(string) string) string {
 	return format
 }
 
-// errorSink is where leasewrap's own error lines go ("leasewrap: …" from
-// exitCode and from a failed parse). In JSON mode each line becomes one
+// ErrorSink is where leasewrap's own error lines go ("leasewrap: …" from
+// ExitCode and from a failed parse). In JSON mode each line becomes one
 // JSON record at level ERROR, so that every line leasewrap writes on
 // stderr is JSON; otherwise lines pass through unchanged.
-func errorSink(format string, stderr io.Writer) io.Writer {
+func ErrorSink(format string, stderr io.Writer) io.Writer {
 	if resolveFormat(format, stderr) != "json" {
 		return stderr
 	}
