@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -56,7 +57,13 @@ func runGate(v string) int {
 	}
 	err = syscall.Exec(os.Args[1], os.Args[2:], env)
 	fmt.Fprintf(os.Stderr, "leasewrap: exec %s: %v\n", os.Args[1], err)
-	return 127
+	// The file changed since Resolve looked: env(1)'s codes, which the
+	// supervisor reports as the child's status.
+	var ee *ExecError
+	if errors.As(startError(os.Args[1], err), &ee) {
+		return ee.Code
+	}
+	return CodeNotExecutable
 }
 
 const (
