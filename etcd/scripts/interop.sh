@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Interoperability of `leasewrap lock` with the real `etcdctl lock` (Debian's
+# etcd-server and etcd-client), in both directions, on a server this script
+# starts on free loopback ports. Usage: interop.sh [LEASEWRAP]
+#   LEASEWRAP: the binary serving `lock` (default bin/leasewrap-etcd).
+# Exits non-zero on any failure, and when etcd or etcdctl is missing.
+set -euo pipefail
+LW=${1:-bin/leasewrap-etcd}
+LW=$(cd "$(dirname "$LW")" && pwd)/$(basename "$LW")
+for b in etcd etcdctl "$LW"; do
+  command -v "$b" >/dev/null || { echo "interop: $b not found (apt-get install etcd-server etcd-client; make build)" >&2; exit 1; }
+done
+export ETCDCTL_API=3
+
+free_port() {
+  local p
+  for _ in $(seq 1 200); do
+    p=$(( 20000 + RANDOM % 20000 ))
+    if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then echo $p; return; fi
+  done
+  echo "interop: no free port" >&2; exit 1
+}
+CP=$(free_port); PP=$(free_port)
+[ "$CP" != "$PP" ] || PP=$(free_port)
+EP=http://127.0.0.1:$CP
+T=$(mktemp -d)
+cleanup() { [ -n "${EPID:-}" ] && kill "$EPID" 2>/dev/null; wait 2>/dev/null; rm -rf "$T"; }
+trap cleanup EXIT
+
+etcd --name interop --data-dir "$T/data" \
+  --listen-client-urls "$EP" --advertise-client-urls "$EP" \
+  --listen-peer-urls "http://127.0.0.1:$PP" --initial-advertise-peer-urls "http://127.0.0.1:$PP" \
+  --initial-cluster "interop=http://127.0.0.1:$PP" >"$T/etcd.log" 2>&1 &
+EPID=$!
+for _ in $(seq 1 100); do
+  etcdctl --endpoints "$EP" endpoint health >/dev/null 2>&1 && break
+  sleep 0.1
+done
+etcdctl --endpoints "$EP" endpoint health >/dev/null || { cat "$T/etcd.log" >&2; echo "interop: etcd not healthy" >&2; exit 1; }
+echo "interop: $(etcd --version | head -1) on $EP"
+
+lw() { "$LW" lock run "$@"; }
+fail() { echo "interop: FAIL: $*" >&2; exit 1; }
+waitfile() { for _ in $(seq 1 100); do [ -e "$1" ] && return 0; sleep 0.1; done; fail "$1 not created within 10s"; }
+now() { date +%s%N; }
+
+# 1. etcdctl holds; leasewrap's try-lock is refused (75), its queued wait
+#    runs only after etcdctl's command ended.
+etcdctl --endpoints "$EP" lock interop -- sh -c "touch $T/e1.start; sleep 2; date +%s%N > $T/e1.end" &
+waitfile "$T/e1.start"
+set +e; lw interop --endpoints "$EP" --ttl 5s --kill-grace 1s -- true; rc=$?; set -e
+[ "$rc" = 75 ] || fail "leasewrap try-lock while etcdctl holds: want exit 75, have $rc"
+lw interop --endpoints "$EP" --ttl 5s --kill-grace 1s --wait 20s -- sh -c "date +%s%N > $T/l1.start"
+wait
+[ "$(cat "$T/l1.start")" -gt "$(cat "$T/e1.end")" ] || fail "leasewrap ran before etcdctl's command ended"
+echo "interop: ok: etcdctl holds -> leasewrap excluded, then queued after it"
+
+# 2. leasewrap holds; etcdctl waits until leasewrap's command ended.
+lw interop --endpoints "$EP" --ttl 5s --kill-grace 1s -- sh -c "touch $T/l2.start; sleep 2; date +%s%N > $T/l2.end" &
+waitfile "$T/l2.start"
+etcdctl --endpoints "$EP" lock interop -- sh -c "date +%s%N > $T/e2.start"
+wait
+[ "$(cat "$T/e2.start")" -gt "$(cat "$T/l2.end")" ] || fail "etcdctl ran before leasewrap's command ended"
+echo "interop: ok: leasewrap holds -> etcdctl waits for it"
+
+# 3. The fencing token: a txn guarded by create(ETCD_LOCK_KEY) = LEASEWRAP_FENCE
+#    succeeds while held, and fails once the lock is gone.
+lw interop --endpoints "$EP" --ttl 5s --kill-grace 1s -- sh -c '
+  printf "create(\"%s\") = \"%s\"\n\nput interop-fenced ok\n\n\n" "$ETCD_LOCK_KEY" "$LEASEWRAP_FENCE" |
+    etcdctl --endpoints "$LEASEWRAP_ETCD_ENDPOINTS" txn > '"$T"'/txn.out
+  echo "$ETCD_LOCK_KEY $LEASEWRAP_FENCE" > '"$T"'/token'
+head -1 "$T/txn.out" | grep -qx SUCCESS || fail "fenced txn while holding: $(cat "$T/txn.out")"
+read -r key fence < "$T/token"
+out=$(printf 'create("%s") = "%s"\n\nput interop-fenced stale\n\n\n' "$key" "$fence" | etcdctl --endpoints "$EP" txn | head -1)
+[ "$out" = FAILURE ] || fail "fenced txn after release: want FAILURE, have $out"
+[ "$(etcdctl --endpoints "$EP" get --print-value-only interop-fenced)" = ok ] || fail "fenced value"
+echo "interop: ok: LEASEWRAP_FENCE guards an etcdctl txn; a stale token is rejected"
+
+# 4. Nothing left behind.
+left=$(etcdctl --endpoints "$EP" get --prefix --keys-only interop/ | grep -c . || true)
+[ "$left" = 0 ] || fail "$left lock keys left under interop/"
+echo "interop: all passed"
