@@ -22,14 +22,14 @@ import (
 type connFlags struct {
 	Endpoints    []string      `help:"etcd endpoints, comma-separated." env:"ETCDCTL_ENDPOINTS" default:"127.0.0.1:2379" sep:","`
 	DialTimeout  time.Duration `help:"How long to wait for etcd to answer before giving up (exit 69)." env:"ETCDCTL_DIAL_TIMEOUT" default:"2s"`
-	CACert       string        `help:"Verify the server with this CA bundle (PEM)." env:"ETCDCTL_CACERT" type:"path"`
+	CACert       string        `name:"cacert" help:"Verify the server with this CA bundle (PEM)." env:"ETCDCTL_CACERT" type:"path"`
 	Cert         string        `help:"Client certificate (PEM) for TLS client authentication." env:"ETCDCTL_CERT" type:"path"`
 	Key          string        `help:"Client key (PEM) for --cert." env:"ETCDCTL_KEY" type:"path"`
 	User         string        `help:"User name for authentication; the password comes from $ETCDCTL_PASSWORD or --password-file, never from the command line." env:"ETCDCTL_USER"`
 	PasswordFile string        `help:"Read the password from this file (one line)." type:"path"`
 }
 
-func (f *connFlags) config() (conn.Config, error) {
+func (f *connFlags) connConfig() (conn.Config, error) {
 	pw, err := conn.ReadPassword(f.PasswordFile, os.Getenv)
 	if err != nil {
 		return conn.Config{}, fmt.Errorf("%w: %v", errUsage, err)
@@ -43,7 +43,7 @@ func (f *connFlags) config() (conn.Config, error) {
 
 // dial connects and proves the cluster answers a read of probeKey.
 func (f *connFlags) dial(ctx context.Context, probeKey string) (*clientv3.Client, error) {
-	c, err := f.config()
+	c, err := f.connConfig()
 	if err != nil {
 		return nil, err
 	}
