@@ -137,7 +137,7 @@ func TestLockServerRestartKeepsJob(t *testing.T) {
 	c := etcdtest.Start(t, etcdtest.Options{})
 	started := tmp(t, "started")
 	args := lockArgs("restart", c.Endpoints(), []string{"--ttl", "8s", "--kill-grace", "1s", "--renew-every", "500ms"},
-		"sh", "-c", "touch "+started+"; sleep 4")
+		"sh", "-c", "echo x > "+started+"; sleep 9") // past the fence (6 s): renewals must resume
 	w := startLW(t, nil, args...)
 	waitFile(t, started, 20*time.Second)
 	c.Members[0].Kill()
@@ -150,9 +150,11 @@ func TestLockServerRestartKeepsJob(t *testing.T) {
 func TestLockLeaderLossKeepsJob(t *testing.T) {
 	c := etcdtest.Start(t, etcdtest.Options{Members: 3})
 	started := tmp(t, "started")
-	// The default TTL and kill grace; renewals every second so several
-	// happen across the fail-over.
-	w := startLW(t, nil, lockArgs("leader", c.Endpoints(), []string{"--renew-every", "1s"}, "sh", "-c", "touch "+started+"; sleep 4")...)
+	// A TTL of 6 s with a 1 s kill grace puts the fence 4 s after the last
+	// renewal; the job runs 8 s, so renewals must succeed after the
+	// fail-over (the default TTL, 30 s, leaves far more room).
+	w := startLW(t, nil, lockArgs("leader", c.Endpoints(), []string{"--ttl", "6s", "--kill-grace", "1s", "--renew-every", "1s"},
+		"sh", "-c", "echo x > "+started+"; sleep 8")...)
 	waitFile(t, started, 20*time.Second)
 	c.Leader(t).Kill()
 	if code := w.wait(t, 30*time.Second); code != 0 {
