@@ -89,7 +89,7 @@ func (l *Locker) AcquireWait(ctx context.Context) (lease.Lease, error) {
 	}
 	hdrRev := c.hdrRev
 	if c.owner != nil && c.owner.CreateRevision != c.myRev {
-		if err := l.waitTurn(ctx, c.myRev); err != nil {
+		if err := l.waitTurnAlive(ctx, c); err != nil {
 			c.abandon()
 			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
 				return nil, l.heldError(string(c.owner.Key), "not acquired within --wait")
@@ -174,6 +174,38 @@ func (l *Locker) enqueue(ctx context.Context) (*contender, error) {
 		c.owner = &kv{Key: kvs[0].Key, CreateRevision: kvs[0].CreateRevision}
 	}
 	return c, nil
+}
+
+// waitTurnAlive waits for our turn while keeping our queue key's lease
+// alive (one keep-alive every third of the TTL; no fence applies yet: the
+// lock is not held). A lease lost while waiting ends the wait.
+func (l *Locker) waitTurnAlive(ctx context.Context, c *contender) error {
+	wctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	done := make(chan struct{})
+	defer func() { <-done }()
+	go func() { // ended by cancel when waitTurn returns
+		defer close(done)
+		t := time.NewTicker(c.s.TTL() / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-wctx.Done():
+				return
+			case <-t.C:
+				if err := c.s.KeepAlive(wctx); errors.Is(err, lease.ErrLost) {
+					cancel(err)
+					return
+				}
+			}
+		}
+	}()
+	err := l.waitTurn(wctx, c.myRev)
+	if cause := context.Cause(wctx); err != nil && errors.Is(cause, lease.ErrLost) {
+		return cause
+	}
+	cancel(nil)
+	return err
 }
 
 // waitTurn waits until no key under the prefix was created before ours:

@@ -100,29 +100,39 @@ func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
 // record until it is deleted or published, then replays or competes again,
 // until ctx ends. On failure the session is revoked and nothing stays.
 func (l *Locker) AcquireWait(ctx context.Context) (lease.Lease, error) {
-	s, err := session.Grant(ctx, l.cfg.Client, l.cfg.TTL)
-	if err != nil {
-		return nil, err
-	}
 	for {
+		// A fresh session per attempt: nothing keeps one alive between.
+		s, err := session.Grant(ctx, l.cfg.Client, l.cfg.TTL)
+		if err != nil {
+			return nil, ctxError(ctx, err, err)
+		}
 		le, rev, err := l.claim(ctx, s)
-		if err == nil || !errors.Is(err, lease.ErrHeld) {
-			if err != nil {
-				revoke(s)
-			}
-			return le, err
+		if err == nil {
+			return le, nil
+		}
+		revoke(s)
+		if !errors.Is(err, lease.ErrHeld) {
+			return nil, ctxError(ctx, err, err)
 		}
 		if werr := waitChange(ctx, l.cfg.Client, l.key, rev); werr != nil {
-			revoke(s)
-			if ctx.Err() != nil {
-				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-					return nil, err // the last contention error
-				}
-				return nil, ctx.Err()
-			}
-			return nil, conn.Classify(werr)
+			return nil, ctxError(ctx, err, conn.Classify(werr))
 		}
 	}
+}
+
+// ctxError is held when ctx's deadline passed, ctx.Err() when it was
+// cancelled, else err.
+func ctxError(ctx context.Context, held, err error) error {
+	switch {
+	case ctx.Err() == nil:
+		return err
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		if errors.Is(held, lease.ErrHeld) {
+			return held
+		}
+		return &lease.HeldError{Kind: Kind, Key: "", Detail: "not acquired within --wait"}
+	}
+	return ctx.Err()
 }
 
 func revoke(s *session.Session) {

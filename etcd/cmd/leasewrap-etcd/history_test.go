@@ -134,8 +134,10 @@ func TestLockPartitionFencesHolderFirst(t *testing.T) {
 	for len(readHistory(t, log).jobs) == 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	rival := startLW(t, []string{envJob + "=" + log, envJobSleep + "=10ms"}, lockArgs("part", c.Endpoints(), append([]string{"--wait", "30s"}, fast...), os.Args[0])...)
-	waitKeys(t, c.Client(t), "part/", 2)
+	rival := startLW(t, []string{envJob + "=" + log, envJobSleep + "=10ms"}, lockArgs("part", c.Endpoints(), []string{"--wait", "30s", "--ttl", "10s", "--kill-grace", "1s", "--renew-every", "500ms"}, os.Args[0])...)
+	if !waitKeysOK(c.Client(t), "part/", 2) {
+		t.Fatalf("rival did not queue; rival output:\n%s\nhistory: %s", rival.out.String(), waitFile(t, log, time.Second))
+	}
 	px.BlackholeTx()
 	px.BlackholeRx()
 	if code := holder.wait(t, 20*time.Second); code != 76 {
@@ -180,7 +182,7 @@ func runHistory(t *testing.T, faults bool) {
 	cli := c.Client(t)
 	log := tmp(t, "history")
 	const grace = time.Second
-	flags := []string{"--ttl", "4s", "--kill-grace", "1s", "--renew-every", "500ms", "--wait", "2m"}
+	flags := []string{"--ttl", "6s", "--kill-grace", "1s", "--renew-every", "500ms", "--wait", "2m"}
 	deadline := time.Now().Add(limit)
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	running := map[*wrapper]bool{}
@@ -199,7 +201,7 @@ func runHistory(t *testing.T, faults bool) {
 				cli.Revoke(context.Background(), clientv3.LeaseID(resp.Kvs[0].Lease))
 				faultsDone["revoke"]++
 			}
-		case 1: // pause the server for less than the fence (2 s)
+		case 1: // pause the server for less than the fence (4 s)
 			c.Members[0].Stop()
 			time.Sleep(time.Duration(200+rng.IntN(800)) * time.Millisecond)
 			c.Members[0].Cont()

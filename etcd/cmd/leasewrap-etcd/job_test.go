@@ -16,7 +16,8 @@ import (
 )
 
 // The test job: started by leasewrap-etcd as its child (the test binary
-// re-executed with envJob set to a log file). It appends one line per event
+// re-executed with envJob set to a log file; not a LEASEWRAP_ name, which
+// the supervisor strips from the child's environment). It appends one line per event
 // to the log, stamped with CLOCK_MONOTONIC (shared by every process on the
 // host):
 //
@@ -25,9 +26,9 @@ import (
 //	stale FENCE        the guard refused it (the lock is no longer ours)
 //	end MONO FENCE     on its own end or on SIGTERM
 const (
-	envJob        = "LEASEWRAP_ETCD_TEST_JOB"
-	envJobSleep   = "LEASEWRAP_ETCD_TEST_JOB_SLEEP"   // how long the job works
-	envJobCounter = "LEASEWRAP_ETCD_TEST_JOB_COUNTER" // the counter key, if any
+	envJob        = "ETCDTEST_JOB"
+	envJobSleep   = "ETCDTEST_JOB_SLEEP"   // how long the job works
+	envJobCounter = "ETCDTEST_JOB_COUNTER" // the counter key, if any
 )
 
 func monoNow() int64 {
@@ -38,8 +39,8 @@ func monoNow() int64 {
 
 func jobMain() {
 	logPath := os.Getenv(envJob)
-	if logPath == "" {
-		return
+	if logPath == "" || os.Getenv("LEASEWRAP_FENCE") == "" {
+		return // not a wrapper's child
 	}
 	f, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {

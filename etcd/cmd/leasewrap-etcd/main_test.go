@@ -23,10 +23,10 @@ import (
 const envMain = "LEASEWRAP_ETCD_TEST_MAIN"
 
 func TestMain(m *testing.M) {
+	supervisor.Gate() // the supervisor's helpers (exec gate, job guard) re-execute this binary
 	etcdtest.Serve()
 	jobMain() // the test job, when started as one
 	if os.Getenv(envMain) == "1" {
-		supervisor.Gate()
 		os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
@@ -176,3 +176,15 @@ func waitKeys(t *testing.T, cli *clientv3.Client, pfx string, n int64) {
 }
 
 func tmp(t *testing.T, name string) string { return filepath.Join(t.TempDir(), name) }
+
+func waitKeysOK(cli *clientv3.Client, pfx string, n int64) bool {
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := cli.Get(context.Background(), pfx, clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err == nil && resp.Count >= n {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}

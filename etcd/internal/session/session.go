@@ -98,6 +98,18 @@ func (s *Session) Renew(ctx context.Context) error {
 	return nil
 }
 
+// KeepAlive sends one keep-alive before the lease is held (while
+// queueing), regardless of Close and of the watch.
+func (s *Session) KeepAlive(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, s.AttemptTimeout())
+	defer cancel()
+	resp, err := s.cli.KeepAliveOnce(ctx, s.id)
+	if errors.Is(err, rpctypes.ErrLeaseNotFound) || (err == nil && resp.TTL <= 0) {
+		return fmt.Errorf("etcd lease %s: expired while queueing: %w", s.Hex(), lease.ErrLost)
+	}
+	return err
+}
+
 // Lost is closed when the watched key was deleted (or the lease revoked,
 // which deletes it).
 func (s *Session) Lost() <-chan struct{} { return s.lost }
