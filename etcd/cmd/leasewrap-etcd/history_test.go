@@ -25,6 +25,7 @@ import (
 type job struct {
 	fence      int64
 	start, end int64 // CLOCK_MONOTONIC ns; end 0 = never recorded
+	pid, ppid  int
 }
 
 // history is what the jobs logged.
@@ -51,7 +52,7 @@ func readHistory(t *testing.T, path string) *history {
 		num := func(i int) int64 { n, _ := strconv.ParseInt(fs[i], 10, 64); return n }
 		switch fs[0] {
 		case "start":
-			h.jobs[num(2)] = &job{fence: num(2), start: num(1)}
+			h.jobs[num(2)] = &job{fence: num(2), start: num(1), pid: int(num(3)), ppid: int(num(4))}
 		case "end":
 			if j := h.jobs[num(2)]; j != nil {
 				j.end = num(1)
@@ -66,9 +67,10 @@ func readHistory(t *testing.T, path string) *history {
 }
 
 // check verifies the counter (no lost or stale-token increment) and
-// returns the largest overlap between two jobs, for jobs that recorded an
-// end (a SIGKILLed job's end is taken as now).
-func (h *history) check(t *testing.T, cli *clientv3.Client, counter string) time.Duration {
+// returns the largest overlap between two jobs. A job that could not log
+// its end (killed with its wrapper) ends when it was seen gone (killedEnd,
+// by pid), else now.
+func (h *history) check(t *testing.T, cli *clientv3.Client, counter string, killedEnd map[int]int64) time.Duration {
 	t.Helper()
 	resp, err := cli.Get(context.Background(), counter)
 	if err != nil {
@@ -101,6 +103,9 @@ func (h *history) check(t *testing.T, cli *clientv3.Client, counter string) time
 		for k := i + 1; k < len(js); k++ {
 			a, b := js[i], js[k]
 			aEnd := a.end
+			if aEnd == 0 {
+				aEnd = killedEnd[a.pid]
+			}
 			if aEnd == 0 {
 				aEnd = monoNow()
 			}
@@ -187,6 +192,7 @@ func runHistory(t *testing.T, faults bool) {
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	running := map[*wrapper]bool{}
 	faultsDone := map[string]int{}
+	killedEnd := map[int]int64{} // job pid -> when it was seen gone
 	for i := 0; i < wrappers && time.Now().Before(deadline); i++ {
 		env := []string{envJob + "=" + log, envJobSleep + "=" + fmt.Sprint(time.Duration(50+rng.IntN(250))*time.Millisecond), envJobCounter + "=counter"}
 		running[startLW(t, env, lockArgs("hist", c.Endpoints(), flags, os.Args[0])...)] = true
@@ -215,18 +221,28 @@ func runHistory(t *testing.T, faults bool) {
 				}
 				w.cmd.Process.Kill()
 				faultsDone["sigkill"]++
+				// Its job, if it runs, must die with it (Pdeathsig and the
+				// group guard): note when it is seen gone.
+				for _, j := range readHistory(t, log).jobs {
+					if j.ppid == w.cmd.Process.Pid && j.end == 0 {
+						waitGone(t, j.pid, 2*time.Second)
+						killedEnd[j.pid] = monoNow()
+					}
+				}
 				break
 			}
 		}
 	}
+	codes := map[int]int{}
 	for w := range running {
-		w.wait(t, time.Until(deadline)+2*time.Minute)
+		codes[w.wait(t, time.Until(deadline)+2*time.Minute)]++
 		if !faults && w.code != 0 {
 			t.Errorf("without faults every wrapper exits 0; have %d:\n%s", w.code, w.out.String())
 		}
 	}
 	h := readHistory(t, log)
-	worst := h.check(t, cli, "counter")
+	worst := h.check(t, cli, "counter", killedEnd)
+	t.Logf("wrapper exit codes %v", codes)
 	t.Logf("faults %v: %d jobs, %d increments, %d refused as stale, worst overlap %v", faultsDone, len(h.jobs), len(h.incs), h.stale, worst)
 	if !faults && worst > 0 {
 		t.Errorf("without faults no two jobs may overlap; worst overlap %v", worst)

@@ -21,7 +21,7 @@ import (
 // to the log, stamped with CLOCK_MONOTONIC (shared by every process on the
 // host):
 //
-//	start MONO FENCE PID
+//	start MONO FENCE PID PPID
 //	inc VALUE FENCE    a fenced increment of the counter succeeded
 //	stale FENCE        the guard refused it (the lock is no longer ours)
 //	end MONO FENCE     on its own end or on SIGTERM
@@ -50,7 +50,7 @@ func jobMain() {
 	logf := func(format string, a ...any) { f.WriteString(fmt.Sprintf(format, a...) + "\n") } // one write: atomic with O_APPEND
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM)
-	logf("start %d %s %d", monoNow(), fence, os.Getpid())
+	logf("start %d %s %d %d", monoNow(), fence, os.Getpid(), os.Getppid())
 	sleep, _ := time.ParseDuration(os.Getenv(envJobSleep))
 	end := time.After(sleep)
 	code := 0
