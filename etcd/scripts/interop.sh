@@ -24,7 +24,7 @@ CP=$(free_port); PP=$(free_port)
 [ "$CP" != "$PP" ] || PP=$(free_port)
 EP=http://127.0.0.1:$CP
 T=$(mktemp -d)
-cleanup() { [ -n "${EPID:-}" ] && kill "$EPID" 2>/dev/null; wait 2>/dev/null; rm -rf "$T"; }
+cleanup() { if [ -n "${EPID:-}" ]; then kill "$EPID" 2>/dev/null || true; wait "$EPID" 2>/dev/null || true; fi; rm -rf "$T"; }
 trap cleanup EXIT
 
 etcd --name interop --data-dir "$T/data" \
@@ -47,19 +47,21 @@ now() { date +%s%N; }
 # 1. etcdctl holds; leasewrap's try-lock is refused (75), its queued wait
 #    runs only after etcdctl's command ended.
 etcdctl --endpoints "$EP" lock interop -- sh -c "touch $T/e1.start; sleep 2; date +%s%N > $T/e1.end" &
+BG=$!
 waitfile "$T/e1.start"
 set +e; lw interop --endpoints "$EP" --ttl 5s --kill-grace 1s -- true; rc=$?; set -e
 [ "$rc" = 75 ] || fail "leasewrap try-lock while etcdctl holds: want exit 75, have $rc"
 lw interop --endpoints "$EP" --ttl 5s --kill-grace 1s --wait 20s -- sh -c "date +%s%N > $T/l1.start"
-wait
+wait "$BG"
 [ "$(cat "$T/l1.start")" -gt "$(cat "$T/e1.end")" ] || fail "leasewrap ran before etcdctl's command ended"
 echo "interop: ok: etcdctl holds -> leasewrap excluded, then queued after it"
 
 # 2. leasewrap holds; etcdctl waits until leasewrap's command ended.
 lw interop --endpoints "$EP" --ttl 5s --kill-grace 1s -- sh -c "touch $T/l2.start; sleep 2; date +%s%N > $T/l2.end" &
+BG=$!
 waitfile "$T/l2.start"
 etcdctl --endpoints "$EP" lock interop -- sh -c "date +%s%N > $T/e2.start"
-wait
+wait "$BG"
 [ "$(cat "$T/e2.start")" -gt "$(cat "$T/l2.end")" ] || fail "etcdctl ran before leasewrap's command ended"
 echo "interop: ok: leasewrap holds -> etcdctl waits for it"
 
