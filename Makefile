@@ -5,8 +5,10 @@ GO      ?= go
 BIN     ?= bin/leasewrap
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
+# Static: no dynamic loader on every start (see docs/PERFORMANCE.md, "Start-up").
+export CGO_ENABLED := 0
 
-.PHONY: all build test lint fmt-check vet demo bench stress fuzz clean
+.PHONY: all build test harnesses lint fmt-check vet demo bench stress fuzz clean
 
 all: build
 
@@ -15,10 +17,17 @@ build:
 
 # The whole suite, including the short reliability battery (fault points,
 # race storm, bad inputs) and the fuzz seed corpora, plus the fault-point
-# package under its build tag.
-test:
+# package under its build tag. The Rust interop harnesses are built first
+# (they skip outside CI when no toolchain is there; see harnesses).
+test: harnesses
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -tags leasewrap_faults ./internal/fault/
+
+# The Rust interop harnesses (the seeds' own code, plus shims where Debian
+# lacks a crate) that the *SeedInterop and serde differential tests run.
+# Installs Debian's librust-*-dev crates when missing; a no-op when built.
+harnesses:
+	bash .ci/rust-harnesses.sh
 
 # The long race storm and fault runs (minutes); prints a summary.
 stress:

@@ -23,12 +23,18 @@ GO=${GO:-go}
 out=${BENCH_OUT:-bench/out}
 mkdir -p "$out"
 bin="$out/leasewrap"
-# The same build as `make build`.
+# The same build as `make build` (static: CGO_ENABLED=0).
+export CGO_ENABLED=0
 $GO build -trimpath -ldflags '-s -w' -o "$bin" ./cmd/leasewrap
 $GO build -o "$out/lwbench" ./bench/lwbench
+# Start-up baselines, static like leasewrap: an empty program, one that
+# only parses a two-verb kong model, one that only runs a child.
+$GO build -trimpath -ldflags '-s -w' -o "$out/empty" ./bench/startup/empty
+$GO build -trimpath -ldflags '-s -w' -o "$out/kong2" ./bench/startup/kong2
+$GO build -trimpath -ldflags '-s -w' -o "$out/gorun" ./bench/startup/gorun
 
 n=${BENCH_N:-200}
-args=(-bin "$bin" -n "$n")
+args=(-bin "$bin" -empty "$out/empty" -kong2 "$out/kong2" -gorun "$out/gorun" -n "$n")
 benchtime=${BENCH_TIME:-2s}
 if [ -n "${BENCH_QUICK:-}" ]; then
   args+=(-quick -honest 0)

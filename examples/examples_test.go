@@ -24,7 +24,9 @@ func TestMain(m *testing.M) {
 	}
 	binDir = dir
 	for pkg, name := range map[string]string{"../cmd/leasewrap": "leasewrap", "./gochild": "gochild"} {
-		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg).CombinedOutput(); err != nil {
+		build := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0") // as `make build`
+		if out, err := build.CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", pkg, err, out)
 			os.Exit(1)
 		}

@@ -1,13 +1,17 @@
 // Package lease defines the backend-neutral contract between the supervisor
-// and the lease kinds leasewrap speaks (claim, reservation, session), plus
-// the small pieces they share: sentinel errors, the held/replay error types
-// and a directory watcher for waiters.
+// and the lease kinds leasewrap speaks (claim, reservation, session, and
+// the etcd kinds in their own module), plus the sentinel errors and the
+// held/replay error types they share.
 //
-// Each kind lives in its own sub-package (lease/claim, lease/reserve,
+// The core is what every backend can honestly do: a Locker that tries once
+// to Acquire, and a Lease with an environment, a TTL, Renew and Finish.
+// File hand-over, pid anchoring, probing, the wake-up source while waiting,
+// queued waiting, pushed loss and dying with leasewrap are optional
+// interfaces. The file-system wake-up source the local kinds share is
+// package lease/fswatch.
+//
+// Each local kind lives in its own sub-package (lease/claim, lease/reserve,
 // lease/session) and is a wire-exact peer of an existing on-disk protocol.
-// A distributed backend (etcd) is meant to be one more implementation of
-// Locker and Lease; nothing here assumes a local file system except the
-// optional File and Watches hooks.
 //
 // What is NOT guaranteed: every local kind relies on advisory locks
 // (flock(2), link(2)/rename(2) atomicity) and on liveness rules that hold on

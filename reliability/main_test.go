@@ -52,6 +52,7 @@ func mainTests(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	lwBin = filepath.Join(dir, "leasewrap")
 	build := exec.Command("go", "build", "-tags", "leasewrap_faults", "-o", lwBin, "github.com/leasewrap/leasewrap/cmd/leasewrap")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as `make build`
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build leasewrap with faults: %v\n%s", err, out)
 		return 1

@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/internal/procstat"
 )
 
 // quoteKey is Python's urllib.parse.quote(key, safe="").
@@ -79,20 +81,8 @@ func readClaimIndie(path string) (*indieClaim, error) {
 	return c, nil
 }
 
-// pidAlive: kill(pid, 0) succeeds or fails with EPERM, and the process is
-// not a zombie.
-func pidAlive(pid int) bool {
-	if err := unix.Kill(pid, 0); err != nil && !errors.Is(err, unix.EPERM) {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || len(s) < i+3 || s[i+2] != 'Z'
-}
+// pidAlive: the process exists and is not a zombie.
+func pidAlive(pid int) bool { return procstat.Running(pid) }
 
 // fnv128 is orchestratectl's key hash: two FNV-1a 64 passes with different
 // offsets over each part as u64-LE length then bytes.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 )
 
@@ -41,6 +42,7 @@ type Config struct {
 
 	now   func() time.Time // monotonic readings; tests replace it
 	sleep func(ctx context.Context, d time.Duration) error
+	after func(d time.Duration) <-chan time.Time
 }
 
 // checkPeriod is how often a lease without a TTL is checked by default.
@@ -75,6 +77,9 @@ func (c Config) withDefaults() Config {
 	if c.sleep == nil {
 		c.sleep = sleepCtx
 	}
+	if c.after == nil {
+		c.after = time.After
+	}
 	return c
 }
 
@@ -106,16 +111,51 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Run keeps the lease alive until ctx ends (returning nil) or the lease is
-// lost: it returns the permanent error from Renew, or ErrFenced. acquired is
-// the monotonic time at which the lease was taken (its TTL counts from
-// there).
-func Run(ctx context.Context, c Config, acquired time.Time) error {
+// Keeper keeps one lease alive. Its fencing deadline is a timer of its
+// own on the monotonic clock: a Renew call that never returns (a stalled
+// disk, a dead NFS server, a partition) cannot postpone it.
+type Keeper struct {
+	c     Config
+	fence atomic.Pointer[time.Time] // zero Time when the lease has no TTL
+}
+
+// New checks c and returns a Keeper for a lease taken at acquired (a
+// monotonic reading taken when the acquiring attempt started).
+func New(c Config, acquired time.Time) (*Keeper, error) {
 	if err := c.Validate(); err != nil {
-		return err
+		return nil, err
 	}
-	c = c.withDefaults()
-	lastOK := acquired
+	k := &Keeper{c: c.withDefaults()}
+	k.setFence(acquired)
+	return k, nil
+}
+
+// Fence is the current fencing deadline (monotonic), or the zero Time for
+// a lease without TTL. It is safe to call from any goroutine.
+func (k *Keeper) Fence() time.Time { return *k.fence.Load() }
+
+// PastFence reports whether the fencing deadline has passed.
+func (k *Keeper) PastFence() bool {
+	f := k.Fence()
+	return !f.IsZero() && !k.c.now().Before(f)
+}
+
+func (k *Keeper) setFence(lastOK time.Time) {
+	var f time.Time
+	if k.c.TTL > 0 {
+		f = k.c.fence(lastOK)
+	}
+	k.fence.Store(&f)
+}
+
+// Run keeps the lease alive until ctx ends (returning nil) or the lease is
+// lost: it returns the permanent error from Renew, or ErrFenced the moment
+// the fencing deadline passes, whether or not a Renew call is still
+// running. Each Renew runs under a context that ends at the earlier of the
+// attempt timeout and the fencing deadline; one that ignores its context
+// is abandoned (left to return on its own), never waited for.
+func (k *Keeper) Run(ctx context.Context) error {
+	c := k.c
 	failures := 0
 	for {
 		wait := c.jittered(c.Period)
@@ -123,25 +163,27 @@ func Run(ctx context.Context, c Config, acquired time.Time) error {
 			// Retry sooner after a transient failure, but not in a hot loop.
 			wait = c.jittered(min(c.Period, time.Duration(failures)*c.Period/4+100*time.Millisecond))
 		}
-		if c.TTL > 0 {
-			if untilFence := c.fence(lastOK).Sub(c.now()); untilFence < wait {
+		fence := k.Fence()
+		if !fence.IsZero() {
+			if untilFence := fence.Sub(c.now()); untilFence < wait {
 				wait = max(untilFence, 0)
 			}
 		}
 		if err := c.sleep(ctx, wait); err != nil {
 			return nil
 		}
-		if c.TTL > 0 && !c.now().Before(c.fence(lastOK)) {
-			c.Logger.Error("lease not renewed in time; fencing", "last_renewal", lastOK, "ttl", c.TTL)
+		if k.PastFence() {
+			c.Logger.Error("lease not renewed in time; fencing", "ttl", c.TTL)
 			return ErrFenced
 		}
-		rctx, cancel := context.WithTimeout(ctx, c.Timeout)
 		started := c.now()
-		err := c.Renew(rctx)
-		cancel()
+		err, fenced := k.attempt(ctx, started)
 		switch {
+		case fenced:
+			c.Logger.Error("lease renewal still running at the fencing deadline; fencing", "ttl", c.TTL)
+			return ErrFenced
 		case err == nil:
-			lastOK = started
+			k.setFence(started)
 			failures = 0
 		case ctx.Err() != nil:
 			return nil
@@ -152,6 +194,51 @@ func Run(ctx context.Context, c Config, acquired time.Time) error {
 			c.Logger.Warn("lease renewal failed; retrying", "err", err, "failures", failures)
 		}
 	}
+}
+
+// attempt runs one Renew, bounded by the attempt timeout and the fencing
+// deadline. fenced reports that the deadline passed first.
+func (k *Keeper) attempt(ctx context.Context, started time.Time) (err error, fenced bool) {
+	c := k.c
+	deadline := started.Add(c.Timeout)
+	fence := k.Fence()
+	if !fence.IsZero() && fence.Before(deadline) {
+		deadline = fence
+	}
+	rctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	done := make(chan error, 1) // buffered: an abandoned call never blocks
+	// This goroutine is the one exception to "every goroutine is an
+	// actor": it may outlive Run by design, because a call stuck in the
+	// kernel cannot be interrupted and must not hold the fence.
+	go func() { done <- c.Renew(rctx) }()
+	var fenceC <-chan time.Time // nil (never) for a lease without TTL
+	if !fence.IsZero() {
+		fenceC = c.after(fence.Sub(c.now()))
+	}
+	select {
+	case err := <-done:
+		return err, false
+	case <-ctx.Done():
+		return ctx.Err(), false // shutting down: nothing to wait for
+	case <-fenceC:
+		select { // a result that arrived together with the deadline still counts
+		case err := <-done:
+			return err, false
+		default:
+			return nil, true
+		}
+	}
+}
+
+// Run keeps the lease alive; see Keeper.Run. acquired is the monotonic
+// time at which the lease was taken (its TTL counts from there).
+func Run(ctx context.Context, c Config, acquired time.Time) error {
+	k, err := New(c, acquired)
+	if err != nil {
+		return err
+	}
+	return k.Run(ctx)
 }
 
 // fence is the instant after which the lease may have expired for others

@@ -22,6 +22,7 @@ func (f *fakeClock) sleep(ctx context.Context, d time.Duration) error {
 
 func withClock(c Config, f *fakeClock) Config {
 	c.now, c.sleep = f.now, f.sleep
+	c.after = func(time.Duration) <-chan time.Time { return nil } // Renew returns at once here
 	return c
 }
 
@@ -128,5 +129,83 @@ func TestSuccessAfterTransientFailureMovesTheFence(t *testing.T) {
 		}}, clk)
 	if err := Run(ctx, cfg, start); err != nil {
 		t.Fatalf("want no fencing while every other renewal succeeds, have %v", err)
+	}
+}
+
+// A Renew that blocks forever and ignores its context (a renameat held in
+// the kernel) must not postpone the fence: Run returns ErrFenced at the
+// deadline, measured on the real monotonic clock. The bound is generous
+// (the deadline plus two seconds), since this is a safety property, not a
+// speed target.
+func TestFenceDoesNotWaitForABlockedRenew(t *testing.T) {
+	block := make(chan struct{})
+	defer close(block)
+	calls := 0
+	cfg := Config{TTL: 900 * time.Millisecond, Grace: 200 * time.Millisecond, Margin: 100 * time.Millisecond,
+		Period: 100 * time.Millisecond,
+		Renew: func(context.Context) error {
+			calls++
+			if calls == 1 {
+				return nil // one success moves the fence
+			}
+			<-block // ignores ctx
+			return nil
+		}}
+	start := time.Now()
+	k, err := New(cfg, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- k.Run(context.Background()) }()
+	limit := cfg.TTL + 2*time.Second
+	select {
+	case err := <-errc:
+		if !errors.Is(err, ErrFenced) {
+			t.Fatalf("want ErrFenced, have %v", err)
+		}
+	case <-time.After(limit):
+		t.Fatalf("Run did not fence within %v while Renew was blocked", limit)
+	}
+	if !k.PastFence() {
+		t.Fatalf("want PastFence after fencing")
+	}
+	// The fence counted from the start of the last successful attempt, so
+	// it fired before the TTL could lapse for others.
+	if el := time.Since(start); el >= cfg.TTL+time.Second {
+		t.Logf("fenced %v after acquiring (TTL %v): machine loaded", el, cfg.TTL)
+	}
+}
+
+// Each Renew gets a context that ends no later than the fencing deadline.
+func TestRenewContextEndsAtTheFence(t *testing.T) {
+	cfg := Config{TTL: 900 * time.Millisecond, Grace: 200 * time.Millisecond, Margin: 100 * time.Millisecond,
+		Period: 100 * time.Millisecond, Timeout: time.Hour}
+	var deadlines []time.Time
+	cfg.Renew = func(ctx context.Context) error {
+		d, ok := ctx.Deadline()
+		if !ok {
+			t.Error("Renew context without deadline")
+		}
+		deadlines = append(deadlines, d)
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	start := time.Now()
+	k, err := New(cfg, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Run(context.Background()); !errors.Is(err, ErrFenced) {
+		t.Fatalf("want ErrFenced, have %v", err)
+	}
+	fence := start.Add(cfg.TTL - cfg.Grace - cfg.Margin)
+	for i, d := range deadlines {
+		if d.After(fence) {
+			t.Fatalf("renewal %d: want its deadline at or before the fence %v, have %v", i, fence, d)
+		}
+	}
+	if len(deadlines) == 0 {
+		t.Fatal("want at least one renewal attempt")
 	}
 }

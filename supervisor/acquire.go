@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/signal"
 	"syscall"
 	"time"
 
@@ -25,12 +24,19 @@ func (e *SignalAbort) Error() string {
 	return fmt.Sprintf("supervisor: %v while acquiring; nothing was started", e.Signal)
 }
 
-// abortSignals stop an acquisition in progress. Other forwarded signals
-// (WINCH, USR1, USR2) are ignored until there is a child to forward them to.
-var abortSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT}
+// isAbortSignal tells the signals that stop an acquisition in progress.
+// The other forwarded signals (WINCH, USR1, USR2) only matter to a running
+// child: received while waiting, they are dropped.
+func isAbortSignal(s os.Signal) bool {
+	switch s {
+	case syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT:
+		return true
+	}
+	return false
+}
 
 // Back-off between attempts while waiting: jittered, doubling, capped. A
-// watched directory usually ends the wait long before it runs out.
+// kind's wake-up source usually ends the wait long before it runs out.
 const (
 	backoffMin = 2 * time.Millisecond
 	backoffMax = 250 * time.Millisecond
@@ -41,23 +47,20 @@ const (
 type acquired struct {
 	lease lease.Lease
 	child *child
-	at    time.Time // monotonic time the lease was taken
+	at    time.Time // monotonic start of the attempt that took the lease
 }
 
-// acquire takes the lease, waiting up to c.Wait, and starts the child under
-// it. It is an oklog/run group of two actors: the attempt loop and a
-// watcher of abort signals.
-func (c *Config) acquire(ctx context.Context) (*acquired, error) {
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, abortSignals...)
-	defer signal.Stop(sigs)
-
+// acquire takes j's lease, waiting up to c.Wait, and starts j's command
+// under it. It is an oklog/run group of two actors: the attempt loop and a
+// watcher of the run's signal channel (the same channel the forwarder
+// reads later, so no signal is delivered twice).
+func (c *Config) acquire(ctx context.Context, j *job, sigs <-chan os.Signal) (*acquired, error) {
 	var got *acquired
 	var g run.Group
 	{
 		ctx, cancel := context.WithCancel(ctx)
 		g.Add(func() error {
-			a, err := c.attemptLoop(ctx)
+			a, err := c.attemptLoop(ctx, j)
 			got = a
 			return err
 		}, func(error) { cancel() })
@@ -65,20 +68,25 @@ func (c *Config) acquire(ctx context.Context) (*acquired, error) {
 	{
 		ctx, cancel := context.WithCancel(ctx)
 		g.Add(func() error {
-			select {
-			case s := <-sigs:
-				return &SignalAbort{Signal: s.(syscall.Signal)}
-			case <-ctx.Done():
-				return nil
+			for {
+				select {
+				case s := <-sigs:
+					if isAbortSignal(s) {
+						return &SignalAbort{Signal: s.(syscall.Signal)}
+					}
+					c.Logger.Debug("signal while acquiring; no child to pass it to, dropped", "signal", s)
+				case <-ctx.Done():
+					return nil
+				}
 			}
 		}, func(error) { cancel() })
 	}
 	err := g.Run()
 	var abort *SignalAbort
 	if errors.As(err, &abort) && got != nil {
-		// The signal raced the start: the child is already running under
-		// the lease, so it is the child's to handle.
-		got.child.cmd.Process.Signal(abort.Signal)
+		// The signal raced the start: the job is already running under
+		// the lease, so it is the job's to handle.
+		got.child.signal(abort.Signal)
 		return got, nil
 	}
 	if got == nil && err == nil {
@@ -88,23 +96,24 @@ func (c *Config) acquire(ctx context.Context) (*acquired, error) {
 }
 
 // attemptLoop tries to take the lease until it succeeds, fails for good,
-// the wait runs out or ctx ends.
-func (c *Config) attemptLoop(ctx context.Context) (*acquired, error) {
-	var deadline time.Time
-	if c.Wait > 0 {
-		deadline = time.Now().Add(c.Wait)
+// the wait runs out or ctx ends. A kind with a queue waits in it; any
+// other kind is retried here, woken by its Notifier if it has one.
+func (c *Config) attemptLoop(ctx context.Context, j *job) (*acquired, error) {
+	if q, ok := j.locker.(lease.Queuer); ok && c.Wait > 0 {
+		return c.queued(ctx, j, q)
 	}
-	var w *lease.Watcher
-	if c.Wait > 0 {
+	deadline := time.Now().Add(c.Wait)
+	var w lease.Wake
+	if n, ok := j.locker.(lease.Notifier); ok && c.Wait > 0 {
 		var err error
-		if w, err = lease.NewWatcher(c.Locker.Watches()); err != nil {
+		if w, err = n.Notify(ctx); err != nil {
 			return nil, err
 		}
 		defer w.Close()
 	}
 	backoff := backoffMin
 	for attempt := 1; ; attempt++ {
-		a, err := c.attempt(ctx)
+		a, err := c.attempt(ctx, j)
 		if err == nil {
 			return a, nil
 		}
@@ -116,15 +125,16 @@ func (c *Config) attemptLoop(ctx context.Context) (*acquired, error) {
 			return nil, fmt.Errorf("%w (%v): %w", ErrWaitTimeout, c.Wait, err)
 		}
 		if attempt == 1 {
-			c.Logger.Info("lease held; waiting", "kind", c.Locker.Kind(), "key", c.Locker.Key(), "wait", c.Wait, "reason", err.Error())
-		}
-		var held *lease.HeldError
-		if errors.As(err, &held) && c.localHolder(held) {
-			w.WatchPID(held.PID) // its exit may free the lease
+			c.Logger.Info("lease held; waiting", "kind", j.locker.Kind(), "key", j.locker.Key(), "wait", c.Wait, "reason", err.Error())
 		}
 		sleep := min(backoff/2+time.Duration(rand.Int64N(int64(backoff))), left)
 		c.Logger.Debug("lease still held; retrying", "attempt", attempt, "max_sleep", sleep)
-		woke, err := w.Wait(ctx, sleep)
+		woke := false
+		if w != nil {
+			woke, err = w.Wait(ctx, err, sleep)
+		} else {
+			err = sleepCtx(ctx, sleep)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -136,45 +146,36 @@ func (c *Config) attemptLoop(ctx context.Context) (*acquired, error) {
 	}
 }
 
-// localHolder reports whether a holder's pid names a process on this host
-// (the kind said no host, or ours).
-func (c *Config) localHolder(h *lease.HeldError) bool {
-	if h.PID <= 0 {
-		return false
+// queued waits in the kind's own queue until c.Wait runs out.
+func (c *Config) queued(ctx context.Context, j *job, q lease.Queuer) (*acquired, error) {
+	qctx, cancel := context.WithTimeout(ctx, c.Wait)
+	defer cancel()
+	at := time.Now()
+	ls, err := q.AcquireWait(qctx)
+	if err != nil {
+		if ctx.Err() == nil && (errors.Is(err, lease.ErrHeld) || errors.Is(err, context.DeadlineExceeded)) {
+			return nil, fmt.Errorf("%w (%v): %w", ErrWaitTimeout, c.Wait, err)
+		}
+		return nil, err
 	}
-	if h.Host == "" {
-		return true
-	}
-	host, err := os.Hostname()
-	return err == nil && host == h.Host
+	// The lease's TTL counts from the grant, which came after at: at is
+	// the conservative start, as for a single attempt.
+	return c.startUnder(j, ls, at)
 }
 
 // attempt makes one acquisition attempt and, on success, starts the child.
-func (c *Config) attempt(ctx context.Context) (*acquired, error) {
-	l := c.Locker
-	h := inherit.Handover{Kind: l.Kind(), Key: l.Key(), Holder: l.Holder()}
-	if !l.Anchored() {
-		ls, err := l.Acquire(ctx, 0)
-		if err != nil {
-			return nil, err
-		}
-		fault.Point("supervisor.after-acquire-before-start")
+func (c *Config) attempt(ctx context.Context, j *job) (*acquired, error) {
+	an, anchored := j.locker.(lease.Anchored)
+	if !anchored {
 		at := time.Now()
-		if err := c.ValidateTiming(ls.TTL()); err != nil {
-			c.undo(ls, err)
-			return nil, err
-		}
-		// A kind may name its holder only once acquired (a run id).
-		h.Holder, h.File, h.Env = l.Holder(), ls.File(), ls.Env()
-		ch, err := startPlain(c.prepare(h))
+		ls, err := j.locker.Acquire(ctx)
 		if err != nil {
-			c.undo(ls, err)
 			return nil, err
 		}
-		return &acquired{lease: ls, child: ch, at: at}, nil
+		return c.startUnder(j, ls, at)
 	}
 
-	if p, ok := l.(lease.Prober); ok {
+	if p, ok := j.locker.(lease.Prober); ok {
 		// Visibly held: no stopped child to start and kill.
 		if err := p.Probe(ctx); err != nil {
 			return nil, err
@@ -182,34 +183,67 @@ func (c *Config) attempt(ctx context.Context) (*acquired, error) {
 	}
 	unlock := lockThread()
 	defer unlock()
-	ch, err := c.startStopped(h)
+	h := inherit.Handover{Kind: j.locker.Kind(), Key: j.locker.Key(), Holder: j.locker.Holder()}
+	ch, err := c.startStopped(j, h)
 	if err != nil {
 		return nil, err
 	}
 	fault.Point("supervisor.after-start-before-anchor")
-	ls, err := l.Acquire(ctx, ch.pid)
+	at := time.Now()
+	ls, err := an.AcquireAnchored(ctx, ch.pid)
 	if err != nil {
 		ch.kill()
 		return nil, err
 	}
 	fault.Point("supervisor.after-anchor-before-release")
-	at := time.Now()
-	if env := ls.Env(); len(env) > 0 || ls.File() != nil {
+	_, hasFile := ls.(lease.FileHolder)
+	_, ephemeral := ls.(lease.Ephemeral)
+	if len(ls.Env()) > 0 || hasFile || ephemeral {
 		// Anchored kinds hand over nothing but the environment the child
 		// already has; a kind that breaks this would be silently wrong.
 		ch.kill()
-		c.undo(ls, nil)
-		return nil, fmt.Errorf("supervisor: anchored kind %q returned a descriptor or environment", l.Kind())
+		c.undo(j, ls, nil)
+		return nil, fmt.Errorf("supervisor: anchored kind %q returned a descriptor, environment or ephemeral lease", j.locker.Kind())
 	}
 	if err := c.ValidateTiming(ls.TTL()); err != nil {
 		// The kind chose a TTL the timing cannot keep: the command never runs.
 		ch.kill()
-		c.undo(ls, err)
+		c.undo(j, ls, err)
 		return nil, err
 	}
 	if err := ch.release(); err != nil {
 		ch.kill()
-		c.undo(ls, err)
+		c.undo(j, ls, err)
+		return nil, err
+	}
+	ch.pidOnly = ls.TTL() == 0
+	return &acquired{lease: ls, child: ch, at: at}, nil
+}
+
+// startUnder starts j's command running under ls, a lease taken before the
+// child exists (at: the monotonic start of the attempt that took it). The
+// lease is settled as never run if the command cannot start.
+func (c *Config) startUnder(j *job, ls lease.Lease, at time.Time) (*acquired, error) {
+	fault.Point("supervisor.after-acquire-before-start")
+	if err := c.ValidateTiming(ls.TTL()); err != nil {
+		c.undo(j, ls, err)
+		return nil, err
+	}
+	// A kind may name its holder only once acquired (a run id).
+	h := inherit.Handover{Kind: j.locker.Kind(), Key: j.locker.Key(), Holder: j.locker.Holder(), Env: ls.Env()}
+	if f, ok := ls.(lease.FileHolder); ok {
+		h.File = f.File()
+	}
+	cmd := c.prepare(j, h)
+	var ch *child
+	var err error
+	if _, ok := ls.(lease.Ephemeral); ok {
+		ch, err = startTethered(cmd)
+	} else {
+		ch, err = startPlain(cmd)
+	}
+	if err != nil {
+		c.undo(j, ls, err)
 		return nil, err
 	}
 	return &acquired{lease: ls, child: ch, at: at}, nil
@@ -218,8 +252,8 @@ func (c *Config) attempt(ctx context.Context) (*acquired, error) {
 // startStopped starts the command stopped before its first instruction,
 // by ptrace or through the exec gate as c.Anchor says. Each try builds a
 // fresh exec.Cmd: a refused ptrace start leaves its Cmd used up.
-func (c *Config) startStopped(h inherit.Handover) (*child, error) {
-	cmd := c.prepare(h)
+func (c *Config) startStopped(j *job, h inherit.Handover) (*child, error) {
+	cmd := c.prepare(j, h)
 	mode := c.Anchor
 	if mode == AnchorAuto && !mayTrace(cmd.Path) {
 		mode = AnchorGate
@@ -230,7 +264,7 @@ func (c *Config) startStopped(h inherit.Handover) (*child, error) {
 			return ch, err
 		}
 		c.Logger.Debug("ptrace refused; using the exec gate", "err", err)
-		cmd = c.prepare(h)
+		cmd = c.prepare(j, h)
 	}
 	exe := c.gateExe
 	if exe == "" {
@@ -243,10 +277,21 @@ func (c *Config) startStopped(h inherit.Handover) (*child, error) {
 }
 
 // undo settles a lease that was taken but whose child never ran.
-func (c *Config) undo(ls lease.Lease, cause error) {
+func (c *Config) undo(j *job, ls lease.Lease, cause error) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.FinishTimeout)
 	defer cancel()
 	if err := ls.Finish(ctx, lease.Result{ExitCode: -1, Lost: true}); err != nil {
-		c.Logger.Error("could not release a lease whose command never started", "key", c.Locker.Key(), "err", err, "cause", cause)
+		c.Logger.Error("could not release a lease whose command never started", "key", j.locker.Key(), "err", err, "cause", cause)
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }

@@ -51,15 +51,29 @@ type Config struct {
 	FinishTimeout time.Duration
 	// Anchor chooses how anchored kinds start the child stopped.
 	Anchor AnchorMode
-	// Subreaper makes leasewrap reap orphaned descendants (like tini). It
-	// is implied when leasewrap is PID 1.
+	// Subreaper makes leasewrap reap orphaned descendants (like tini), so
+	// a job's strays stay its children and their corpses never linger. It
+	// is implied when leasewrap is PID 1. Without it the reaper waits for
+	// its own child only, so a program that embeds the supervisor keeps the
+	// statuses of its other children.
 	Subreaper bool
+	// LeaveStrays settles the lease as soon as the child exits, leaving
+	// whatever else still runs in its process group alone (a daemon started
+	// on purpose). By default the job is the whole group: the lease is
+	// settled only once the group is empty, and the child's leftovers get
+	// SIGTERM, then SIGKILL after KillGrace.
+	LeaveStrays bool
+	// Pre, if set, runs first: its command runs under its own lease (for
+	// example a migration under a session's maintenance guard), supervised
+	// like the main command. Only if it exits 0 does the main command run,
+	// under a lease that Pre's lease hands over without a gap (when it
+	// implements lease.Successor) or that Locker acquires.
+	Pre *Step
 	// Logger receives one line per event that matters; nil discards.
 	Logger *slog.Logger
 
-	// path is Argv[0] resolved in PATH, and foreground whether the child
-	// gets the terminal; both are settled once, before any attempt.
-	path       string
+	// foreground is whether the child gets the terminal; settled once,
+	// before any attempt.
 	foreground bool
 	// gateExe is the executable started as exec gate; "" = os.Executable().
 	gateExe string
@@ -101,6 +115,20 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// Step is a command that runs under its own lease before the main one.
+type Step struct {
+	Locker lease.Locker
+	Argv   []string
+}
+
+// job is one command and the lease it runs under, resolved before any
+// lease is taken.
+type job struct {
+	locker lease.Locker
+	argv   []string
+	path   string // argv[0] resolved in PATH
+}
+
 // Validate rejects a configuration that cannot work, naming the rule.
 func (c Config) Validate() error {
 	if c.Locker == nil {
@@ -108,6 +136,9 @@ func (c Config) Validate() error {
 	}
 	if len(c.Argv) == 0 || c.Argv[0] == "" {
 		return errors.New("supervisor: no command to run (give it after --)")
+	}
+	if c.Pre != nil && (c.Pre.Locker == nil || len(c.Pre.Argv) == 0 || c.Pre.Argv[0] == "") {
+		return errors.New("supervisor: a pre-step needs a lease kind and a command")
 	}
 	if c.Wait < 0 || c.KillGrace < 0 || c.RenewPeriod < 0 || c.FinishTimeout < 0 {
 		return errors.New("supervisor: durations must not be negative")

@@ -4,12 +4,24 @@
 // stops the child if the lease is lost, and settles the lease when the
 // child exits.
 //
-// Every goroutine is an oklog/run actor. The acquisition phase is one group
-// (the acquire loop and a signal watcher, so SIGINT/SIGTERM while waiting
-// abort cleanly); the supervision phase is another (the reaper, the signal
-// forwarder and the renewer). Losing the lease is the renewer returning an
-// error, which interrupts the reaper actor: SIGTERM to the child's process
+// Every goroutine is an oklog/run actor, with two documented exceptions: a
+// renewal call the fence abandoned (it may be stuck in the kernel), and the
+// thread holder of an ephemeral lease's child (Pdeathsig). The acquisition
+// phase is one group (the acquire loop and a signal watcher, so
+// SIGINT/SIGTERM while waiting abort cleanly); the supervision phase is
+// another (the reaper, the signal forwarder, the renewer and, for kinds
+// that push it, a loss watcher). Losing the lease is an actor returning an
+// error, which interrupts the reaper actor: SIGTERM to the job's process
 // group, SIGKILL after the kill grace.
+//
+// The job is the child's process group. The lease is settled only once no
+// live member of the group is left: leftovers of a child that exited get
+// SIGTERM, then SIGKILL after the kill grace (Config.LeaveStrays opts out).
+//
+// Fencing. The renewer's fencing deadline (renew.Keeper) is a timer of its
+// own; a renewal that never returns cannot postpone it. A child that ended
+// before the fence was noticed is settled with Result.PastFence, which the
+// kind accepts only if the lease is provably still its own.
 //
 // Anchoring. Kinds whose liveness is a recorded pid (claims) must record
 // the pid of the process that does the work, from its birth, so that a
@@ -24,7 +36,7 @@
 //
 // What is NOT guaranteed: the lease is advisory; processes that do not
 // speak the protocol are not stopped. A child that ignores SIGTERM is
-// killed after the grace, but its descendants outside its process group
-// are not. Across hosts, only a TTL protects a lease (liveness checks are
+// killed after the grace, but descendants that left its process group
+// (setsid, setpgid) are not. Across hosts, only a TTL protects a lease (liveness checks are
 // local).
 package supervisor

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -14,16 +15,18 @@ import (
 // the gate execs the command.
 const gateEnv = "LEASEWRAP_GATE_FD"
 
-// Gate turns this process into an exec gate if it was started as one, and
-// never returns in that case. Call it first thing in main (and in TestMain
-// of binaries that act as leasewrap): os.Args is then
-// [leasewrap, path, argv0, args...].
+// Gate turns this process into one of the supervisor's helper roles if it
+// was started as one, and never returns in that case: an exec gate
+// (os.Args is then [leasewrap, path, argv0, args...]) or a job guard. Call
+// it first thing in main of every binary that runs the supervisor (and in
+// TestMain of test binaries that act as leasewrap).
 func Gate() {
-	v, ok := os.LookupEnv(gateEnv)
-	if !ok {
-		return
+	if v, ok := os.LookupEnv(gateEnv); ok {
+		os.Exit(runGate(v))
 	}
-	os.Exit(runGate(v))
+	if v, ok := os.LookupEnv(guardEnv); ok {
+		os.Exit(runGuard(v, os.Getenv(guardFDEnv)))
+	}
 }
 
 func runGate(v string) int {
@@ -54,7 +57,13 @@ func runGate(v string) int {
 	}
 	err = syscall.Exec(os.Args[1], os.Args[2:], env)
 	fmt.Fprintf(os.Stderr, "leasewrap: exec %s: %v\n", os.Args[1], err)
-	return 127
+	// The file changed since Resolve looked: env(1)'s codes, which the
+	// supervisor reports as the child's status.
+	var ee *ExecError
+	if errors.As(startError(os.Args[1], err), &ee) {
+		return ee.Code
+	}
+	return CodeNotExecutable
 }
 
 const (

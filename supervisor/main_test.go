@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -42,18 +43,38 @@ func envDuration(name string) time.Duration {
 
 func testMain(argv []string) int {
 	k := &fileKind{dir: os.Getenv("T_DIR"), key: os.Getenv("T_KEY"), holder: os.Getenv("T_HOLDER"),
-		anchored: os.Getenv("T_ANCHORED") == "1", ttl: envDuration("T_TTL")}
+		anchored: os.Getenv("T_ANCHORED") == "1", ttl: envDuration("T_TTL"),
+		blockRenew: os.Getenv("T_BLOCK_RENEW") == "1", ephemeral: os.Getenv("T_EPHEMERAL") == "1"}
+	var other *exec.Cmd
+	if os.Getenv("T_OTHER_CHILD") == "1" {
+		// A program embedding the supervisor has a child of its own.
+		other = exec.Command("sh", "-c", "exit 7")
+		if err := other.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "other child:", err)
+			return 70
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var l lease.Locker = k
+	if k.anchored {
+		l = anchoredKind{k}
+	}
 	cfg := Config{
-		Locker:      k,
+		Locker:      l,
 		Argv:        argv,
 		Wait:        envDuration("T_WAIT"),
 		KillGrace:   envDuration("T_GRACE"),
 		RenewPeriod: envDuration("T_PERIOD"),
 		Anchor:      AnchorMode(os.Getenv("T_ANCHOR")),
 		Subreaper:   os.Getenv("T_SUBREAPER") == "1",
+		LeaveStrays: os.Getenv("T_LEAVE_STRAYS") == "1",
 		Logger:      slog.New(slog.NewTextHandler(os.Stderr, nil)),
 	}
 	err := Run(context.Background(), cfg)
+	if other != nil {
+		other.Wait()
+		fmt.Fprintf(os.Stderr, "other child status: %d\n", other.ProcessState.ExitCode())
+	}
 	var ce *ChildExit
 	var sa *SignalAbort
 	switch {

@@ -23,25 +23,55 @@ type child struct {
 	// Exactly one of these holds the child before it runs its command.
 	traced bool     // stopped at execve under our ptrace (release: detach)
 	gate   *os.File // write end of the exec gate's pipe (release: write)
+
+	// pidOnly: the lease's liveness is this pid alone (a claim without
+	// TTL), so the lease ends with it and its leftovers are killed at once.
+	pidOnly bool
+	// tether, for an ephemeral lease, keeps the job from outliving
+	// leasewrap; nil otherwise.
+	tether *tether
 }
 
-// lookPath resolves the command once, before any lease is taken, so a
-// typo costs nothing.
-func (c *Config) lookPath() error {
-	path, err := exec.LookPath(c.Argv[0])
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrStart, err)
+// signal sends s to the job: the child's whole process group.
+func (ch *child) signal(s os.Signal) error {
+	sig, ok := s.(syscall.Signal)
+	if !ok {
+		return fmt.Errorf("supervisor: cannot forward %v", s)
 	}
-	c.path = path
+	return unix.Kill(-ch.pgid, sig)
+}
+
+// resolve settles j's command once, before any lease is taken, so a
+// command that cannot run costs nothing (Resolve: env(1)'s 127 and 126, a
+// file without #! through /bin/sh).
+func (j *job) resolve(dir string, env []string) error {
+	path, argv, err := Resolve(j.argv, dir, env)
+	if err != nil {
+		return err
+	}
+	j.path, j.argv = path, argv
 	return nil
+}
+
+// startError classifies a failed exec of path with env(1)'s codes: the
+// file changed between Resolve and the exec.
+func startError(path string, err error) error {
+	switch {
+	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENOTDIR):
+		return &ExecError{Path: path, Code: CodeNotFound, Err: err}
+	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM), errors.Is(err, unix.EISDIR),
+		errors.Is(err, unix.ENOEXEC), errors.Is(err, unix.ETXTBSY):
+		return &ExecError{Path: path, Code: CodeNotExecutable, Err: err}
+	}
+	return fmt.Errorf("%w %s: %w", ErrStart, path, err)
 }
 
 // prepare builds the command for argv with the lease handed over. Like
 // tini, the child gets its own process group and, when leasewrap owns the
 // terminal (c.foreground), the terminal too (its fd 0), so ^C and job
 // control reach it.
-func (c *Config) prepare(h inherit.Handover) *exec.Cmd {
-	cmd := &exec.Cmd{Path: c.path, Args: c.Argv, Dir: c.Dir, Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr}
+func (c *Config) prepare(j *job, h inherit.Handover) *exec.Cmd {
+	cmd := &exec.Cmd{Path: j.path, Args: j.argv, Dir: c.Dir, Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr}
 	inherit.Attach(cmd, c.Env, h)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Foreground: c.foreground, Ctty: 0}
 	return cmd
@@ -58,7 +88,7 @@ func foregroundTTY(f *os.File) bool {
 // taken before and is handed over as a descriptor).
 func startPlain(cmd *exec.Cmd) (*child, error) {
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%w %s: %w", ErrStart, cmd.Path, err)
+		return nil, startError(cmd.Path, err)
 	}
 	return &child{cmd: cmd, pid: cmd.Process.Pid, pgid: cmd.Process.Pid}, nil
 }
@@ -76,7 +106,7 @@ func startTraced(cmd *exec.Cmd) (*child, error) {
 		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOSYS) {
 			return nil, fmt.Errorf("%w: %v", errPtraceRefused, err)
 		}
-		return nil, fmt.Errorf("%w %s: %w", ErrStart, cmd.Path, err)
+		return nil, startError(cmd.Path, err)
 	}
 	ch := &child{cmd: cmd, pid: cmd.Process.Pid, pgid: cmd.Process.Pid, traced: true}
 	fault.Point("supervisor.traced-before-exitkill")

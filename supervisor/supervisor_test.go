@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 // sup is a supervisor process under test.
@@ -43,14 +45,7 @@ func (s *sup) stderrText() string { return s.stderr.String() }
 // waitFor polls cond every 5 ms for up to 10 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("timed out after 10s waiting for %s", what)
+	testutil.WaitFor(t, what, 10*time.Second, cond)
 }
 
 func startSup(t *testing.T, env []string, argv ...string) *sup {

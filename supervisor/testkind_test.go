@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/leasewrap/leasewrap/lease"
+	"github.com/leasewrap/leasewrap/lease/fswatch"
 )
 
 // fileKind is a small but real lease kind for testing the supervisor: the
@@ -24,21 +25,30 @@ type fileKind struct {
 	dir, key, holder string
 	anchored         bool
 	ttl              time.Duration
+	blockRenew       bool // every Renew after the first blocks forever, ignoring its context
+	ephemeral        bool // the lease is lease.Ephemeral
 }
 
 func (k *fileKind) Kind() string   { return "testfile" }
 func (k *fileKind) Key() string    { return k.key }
 func (k *fileKind) Holder() string { return k.holder }
-func (k *fileKind) Anchored() bool { return k.anchored }
-func (k *fileKind) Watches() []lease.Watch {
-	return []lease.Watch{{Dir: k.dir, Names: []string{k.key + ".lease"}}}
+func (k *fileKind) Notify(context.Context) (lease.Wake, error) {
+	return fswatch.New([]fswatch.Watch{{Dir: k.dir, Names: []string{k.key + ".lease"}}})
 }
 func (k *fileKind) path() string { return filepath.Join(k.dir, k.key+".lease") }
 
-func (k *fileKind) Acquire(ctx context.Context, pid int) (lease.Lease, error) {
-	if pid == 0 {
-		pid = os.Getpid()
-	}
+func (k *fileKind) Acquire(ctx context.Context) (lease.Lease, error) {
+	return k.acquire(ctx, os.Getpid())
+}
+
+// anchoredKind is fileKind recording the child's pid (lease.Anchored).
+type anchoredKind struct{ *fileKind }
+
+func (k anchoredKind) AcquireAnchored(ctx context.Context, pid int) (lease.Lease, error) {
+	return k.acquire(ctx, pid)
+}
+
+func (k *fileKind) acquire(ctx context.Context, pid int) (lease.Lease, error) {
 	line := fmt.Sprintf("%s %d", k.holder, pid)
 	f, err := os.OpenFile(k.path(), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, os.ErrExist) {
@@ -55,23 +65,41 @@ func (k *fileKind) Acquire(ctx context.Context, pid int) (lease.Lease, error) {
 	l := &fileLease{k: k, line: line}
 	if k.anchored {
 		f.Close()
-	} else {
-		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-			f.Close()
-			return nil, err
-		}
-		l.f = f
+		return plainLease{l}, nil
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		return nil, err
+	}
+	l.f = f
+	if k.ephemeral {
+		return ephemeralLease{l}, nil
 	}
 	return l, nil
 }
 
 type fileLease struct {
-	k    *fileKind
-	line string
-	f    *os.File
+	k       *fileKind
+	line    string
+	f       *os.File
+	renewed bool
 }
 
+// ephemeralLease is a fileLease that dies with leasewrap (lease.Ephemeral).
+type ephemeralLease struct{ *fileLease }
+
+func (ephemeralLease) Ephemeral() {}
+
 func (l *fileLease) File() *os.File { return l.f }
+
+// plainLease hides fileLease's File: an anchored lease hands over no
+// descriptor.
+type plainLease struct{ l *fileLease }
+
+func (p plainLease) Env() []string                                    { return p.l.Env() }
+func (p plainLease) TTL() time.Duration                               { return p.l.TTL() }
+func (p plainLease) Renew(ctx context.Context) error                  { return p.l.Renew(ctx) }
+func (p plainLease) Finish(ctx context.Context, r lease.Result) error { return p.l.Finish(ctx, r) }
 func (l *fileLease) Env() []string {
 	if l.k.anchored {
 		return nil
@@ -86,6 +114,10 @@ func (l *fileLease) ours() bool {
 }
 
 func (l *fileLease) Renew(ctx context.Context) error {
+	if l.k.blockRenew && l.renewed {
+		select {} // a renameat held in the kernel: ignores ctx
+	}
+	l.renewed = true
 	if !l.ours() {
 		return fmt.Errorf("%s: %w", l.k.path(), lease.ErrLost)
 	}
@@ -96,9 +128,20 @@ func (l *fileLease) Finish(ctx context.Context, res lease.Result) error {
 	if l.f != nil {
 		defer l.f.Close()
 	}
-	if l.ours() {
+	ours := l.ours()
+	if ours {
 		os.Remove(l.k.path())
 	}
-	os.WriteFile(l.k.path()+".result", []byte(strconv.Itoa(res.ExitCode)+" lost="+strconv.FormatBool(res.Lost)), 0o644)
+	os.WriteFile(l.k.path()+".result", []byte(strconv.Itoa(res.ExitCode)+" lost="+strconv.FormatBool(res.Lost)+pastFence(res)), 0o644)
+	if res.PastFence && !ours {
+		return fmt.Errorf("%s past its fence: %w", l.k.path(), lease.ErrLost)
+	}
 	return nil
+}
+
+func pastFence(res lease.Result) string {
+	if res.PastFence {
+		return " pastfence"
+	}
+	return ""
 }

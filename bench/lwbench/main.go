@@ -5,7 +5,7 @@
 //
 // Usage (see bench/run.sh, which builds leasewrap and this driver):
 //
-//	lwbench -bin bin/leasewrap [-n 200] [-sections overhead,handover,...]
+//	lwbench -bin bin/leasewrap -empty EMPTY -kong2 KONG2 -gorun GORUN [-n 200] [-sections startup,overhead,...]
 package main
 
 import (
@@ -22,6 +22,9 @@ import (
 // env is one benchmark run: the binaries and a private scratch directory.
 type env struct {
 	bin     string // leasewrap under test
+	empty   string // static empty Go program (start-up baseline)
+	kong2   string // static program parsing a two-verb kong model
+	gorun   string // static program that runs its arguments and waits
 	flock   string // flock(1)
 	dir     string // scratch root
 	environ []string
@@ -77,7 +80,10 @@ func main() {
 	}
 	bin := flag.String("bin", "bin/leasewrap", "leasewrap binary under test")
 	n := flag.Int("n", 200, "repetitions of the wrapper-overhead measurement (others scale from it)")
-	sections := flag.String("sections", "overhead,handover,takeover,contention,footprint,scale,renewals", "comma-separated sections to run")
+	empty := flag.String("empty", "", "static empty Go program, the start-up baseline (bench/startup/empty)")
+	kong2 := flag.String("kong2", "", "static program that parses a two-verb kong model (bench/startup/kong2)")
+	gorun := flag.String("gorun", "", "static program that runs its arguments as a child (bench/startup/gorun)")
+	sections := flag.String("sections", "startup,overhead,handover,takeover,contention,footprint,scale,renewals", "comma-separated sections to run")
 	quick := flag.Bool("quick", false, "shorter runs (footprint 10 s, fewer scale sizes, 100 renewing wrappers)")
 	honest := flag.Duration("honest", 60*time.Second, "length of the footprint run with the default renewal period (0 skips it)")
 	renewers := flag.Int("renewers", 1000, "concurrent renewing wrappers in the renewals section")
@@ -96,7 +102,7 @@ func main() {
 		fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	e := &env{bin: abs, flock: fl, dir: dir, n: *n, quick: *quick}
+	e := &env{bin: abs, empty: *empty, kong2: *kong2, gorun: *gorun, flock: fl, dir: dir, n: *n, quick: *quick}
 	e.environ = append(os.Environ(), "FNO_EVENTS_PATH="+filepath.Join(dir, "events.jsonl"), "LEASEWRAP_LOG_FORMAT=text")
 	for _, d := range []string{e.claimRoot(), e.home(), e.sessRoot()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -107,6 +113,8 @@ func main() {
 	for _, s := range strings.Split(*sections, ",") {
 		start := time.Now()
 		switch strings.TrimSpace(s) {
+		case "startup":
+			startup(e)
 		case "overhead":
 			overhead(e)
 		case "handover":

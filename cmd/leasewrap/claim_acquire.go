@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/leasewrap/leasewrap/internal/cli"
 	"github.com/leasewrap/leasewrap/lease/claim"
 )
 
@@ -89,10 +90,10 @@ func (c *claimAcquireCmd) Run(ctx context.Context, logger *slog.Logger, streams 
 		if err := writeJSON(streams.Out, claimHeldOutput{Outcome: "held_by_other", Holder: held.Holder, PID: held.PID, Host: held.Host}); err != nil {
 			return err
 		}
-		return &exitError{Code: adminHeld}
+		return &cli.ExitError{Code: cli.AdminHeld}
 	}
 	if err != nil {
-		return &exitError{Code: adminError, Err: err}
+		return &cli.ExitError{Code: cli.AdminError, Err: err}
 	}
 	out := append(acq.Record.Fields(), claim.Field{Key: "outcome", Value: "acquired"})
 	return writeJSON(streams.Out, out)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/leasewrap/leasewrap/internal/cli"
 	"github.com/leasewrap/leasewrap/lease/claim"
 )
 
@@ -75,7 +76,7 @@ func TestClaimAcquireRaceAcrossProcesses(t *testing.T) {
 			if r.code == 0 {
 				continue
 			}
-			if r.code != adminHeld || r.out["outcome"] != "held_by_other" || r.out["holder"] != winner {
+			if r.code != cli.AdminHeld || r.out["outcome"] != "held_by_other" || r.out["holder"] != winner {
 				t.Errorf("round %d: w%02d: want exit 1 held_by_other naming %s, have exit %d: %s", round, i, winner, r.code, r.raw)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/leasewrap/leasewrap/internal/cli"
 	"github.com/leasewrap/leasewrap/lease/claim"
 )
 
@@ -44,7 +45,7 @@ func (c *claimReleaseCmd) Validate() error {
 
 func (c *claimReleaseCmd) Run(ctx context.Context, logger *slog.Logger, streams ioStreams) error {
 	if err := c.claims(logger).Release(ctx, c.Key, c.Holder); err != nil {
-		return &exitError{Code: adminError, Err: err}
+		return &cli.ExitError{Code: cli.AdminError, Err: err}
 	}
 	return writeJSON(streams.Out, claim.Metadata{{Key: "outcome", Value: "released"}, {Key: "key", Value: c.Key}})
 }

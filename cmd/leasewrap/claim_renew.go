@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/leasewrap/leasewrap/internal/cli"
 	"github.com/leasewrap/leasewrap/lease/claim"
 )
 
@@ -47,7 +48,7 @@ func (c *claimRenewCmd) Run(ctx context.Context, logger *slog.Logger, streams io
 	cl := c.claims(logger)
 	res, err := cl.Renew(ctx, c.Key, c.Holder, c.TTLMs)
 	if err != nil {
-		return &exitError{Code: adminError, Err: err}
+		return &cli.ExitError{Code: cli.AdminError, Err: err}
 	}
 	if res == claim.Renewed {
 		out := claim.Metadata{{Key: "outcome", Value: "renewed"}, {Key: "key", Value: c.Key}}
@@ -59,5 +60,5 @@ func (c *claimRenewCmd) Run(ctx context.Context, logger *slog.Logger, streams io
 	if err := writeJSON(streams.Out, claim.Metadata{{Key: "outcome", Value: "not_renewed"}, {Key: "key", Value: c.Key}, {Key: "reason", Value: string(res)}}); err != nil {
 		return err
 	}
-	return &exitError{Code: adminHeld}
+	return &cli.ExitError{Code: cli.AdminHeld}
 }

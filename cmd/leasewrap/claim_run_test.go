@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/cli"
 )
 
 // claimEnv isolates a test's claims: events go to the test's directory.
@@ -136,37 +138,65 @@ func acquireJSON(t *testing.T, env []string, args ...string) (int, map[string]an
 	return code, out
 }
 
+// TestClaimRunSurvivesSupervisorSIGKILL: leasewrap is SIGKILLed, the
+// command runs on and its claim stays live. Once the command is gone, a
+// pid-only claim (--ttl 0) is reclaimable at once; a claim with the default
+// TTL stays protected (suspect) until it expires: the crash-recovery time
+// the default costs.
 func TestClaimRunSurvivesSupervisorSIGKILL(t *testing.T) {
 	for _, anchor := range anchors {
-		t.Run(anchor, func(t *testing.T) {
-			root, env := claimEnv(t)
-			pidFile := filepath.Join(root, "child.pid")
-			gone := filepath.Join(root, "gone")
-			// The child outlives leasewrap until told to go.
-			script := fmt.Sprintf(`echo $$ > %s.tmp; mv %s.tmp %s; while [ ! -e %s ]; do sleep 0.02; done`, pidFile, pidFile, pidFile, gone)
-			p := startLW(t, env, "claim", "run", "job", "--root", root, "--anchor", anchor, "--", "sh", "-c", script)
-			waitFor(t, "child pid", func() bool { return exists(pidFile) })
-			b, _ := os.ReadFile(pidFile)
-			childPid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		for _, ttl := range []string{"0", "default"} {
+			t.Run(anchor+"/ttl="+ttl, func(t *testing.T) {
+				root, env := claimEnv(t)
+				pidFile := filepath.Join(root, "child.pid")
+				gone := filepath.Join(root, "gone")
+				// The child outlives leasewrap until told to go.
+				script := fmt.Sprintf(`echo $$ > %s.tmp; mv %s.tmp %s; while [ ! -e %s ]; do sleep 0.02; done`, pidFile, pidFile, pidFile, gone)
+				args := []string{"claim", "run", "job", "--root", root, "--anchor", anchor}
+				if ttl != "default" {
+					args = append(args, "--ttl", ttl)
+				}
+				p := startLW(t, env, append(args, "--", "sh", "-c", script)...)
+				waitFor(t, "child pid", func() bool { return exists(pidFile) })
+				b, _ := os.ReadFile(pidFile)
+				childPid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 
-			p.cmd.Process.Kill()
-			p.wait(t)
-			if !alive(childPid) {
-				t.Fatal("the child died with leasewrap; it should keep running")
-			}
-			code, out := acquireJSON(t, env, "job", "--holder", "competitor", "--root", root, "--pid", strconv.Itoa(os.Getpid()))
-			if code != 1 || out["outcome"] != "held_by_other" || out["pid"] != float64(childPid) {
-				t.Fatalf("while the child lives: want held_by_other naming pid %d (exit 1), have exit %d %v", childPid, code, out)
-			}
+				p.cmd.Process.Kill()
+				p.wait(t)
+				if !alive(childPid) {
+					t.Fatal("the child died with leasewrap; it should keep running")
+				}
+				code, out := acquireJSON(t, env, "job", "--holder", "competitor", "--root", root, "--pid", strconv.Itoa(os.Getpid()))
+				if code != 1 || out["outcome"] != "held_by_other" || out["pid"] != float64(childPid) {
+					t.Fatalf("while the child lives: want held_by_other naming pid %d (exit 1), have exit %d %v", childPid, code, out)
+				}
 
-			os.WriteFile(gone, nil, 0o644)
-			// A zombie still reads live to the protocol; wait until reaped.
-			waitFor(t, "child reaped", func() bool { return !exists(fmt.Sprintf("/proc/%d", childPid)) })
-			code, out = acquireJSON(t, env, "job", "--holder", "competitor", "--root", root, "--pid", strconv.Itoa(os.Getpid()))
-			if code != 0 || out["outcome"] != "acquired" {
-				t.Fatalf("after the child exited: want a stale reclaim (exit 0), have exit %d %v", code, out)
-			}
-		})
+				os.WriteFile(gone, nil, 0o644)
+				// A zombie still reads live to the protocol; wait until reaped.
+				waitFor(t, "child reaped", func() bool { return !exists(fmt.Sprintf("/proc/%d", childPid)) })
+				code, out = acquireJSON(t, env, "job", "--holder", "competitor", "--root", root, "--pid", strconv.Itoa(os.Getpid()))
+				if ttl == "0" {
+					if code != 0 || out["outcome"] != "acquired" {
+						t.Fatalf("after the child exited: want a stale reclaim (exit 0), have exit %d %v", code, out)
+					}
+					return
+				}
+				if code != 1 || out["outcome"] != "held_by_other" {
+					t.Fatalf("after the child exited: want the TTL claim still protected (exit 1), have exit %d %v", code, out)
+				}
+				_, st := runLW(t, env, "claim", "status", "job", "--root", root)
+				var status map[string]any
+				if err := json.Unmarshal(st.stdout.Bytes(), &status); err != nil {
+					t.Fatalf("claim status: %v\n%s", err, &st.stdout)
+				}
+				acquired, _ := status["acquired_at"].(float64)
+				expires, _ := status["expires_at"].(float64)
+				// Expiry is 2m after the last renewal (none is due in 40s).
+				if now := float64(time.Now().UnixMilli()); status["state"] != "suspect" || expires < acquired+120000 || expires > now+120000 {
+					t.Fatalf("want a suspect claim expiring 2m after it was taken or renewed, have %v", status)
+				}
+			})
+		}
 	}
 }
 
@@ -202,8 +232,8 @@ func TestClaimRunLostLeaseStopsTheChild(t *testing.T) {
 				if err := os.WriteFile(claimFile(root, "job"), []byte(thief), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				if have := p.wait(t); have != exitLost {
-					t.Fatalf("want the lease-lost code %d, have %d\n%s", exitLost, have, &p.stderr)
+				if have := p.wait(t); have != cli.ExitLost {
+					t.Fatalf("want the lease-lost code %d, have %d\n%s", cli.ExitLost, have, &p.stderr)
 				}
 				if el := time.Since(replaced); el < tc.minTime {
 					t.Fatalf("child stopped after %v; want SIGKILL only after the 500ms grace", el)

@@ -10,84 +10,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
-	"strings"
-	"time"
 
 	"github.com/alecthomas/kong"
-	"github.com/lmittmann/tint"
-	"golang.org/x/sys/unix"
 
+	"github.com/leasewrap/leasewrap/internal/cli"
 	"github.com/leasewrap/leasewrap/supervisor"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
-
-// globals are the flags every invocation has.
-type globals struct {
-	LogFormat string           `help:"Log format on stderr: auto (coloured text on a terminal, plain text otherwise), text or json." enum:"auto,text,json" default:"auto" env:"LEASEWRAP_LOG_FORMAT"`
-	LogLevel  string           `help:"Least severe level logged: debug, info, warn or error." enum:"debug,info,warn,error" default:"info" env:"LEASEWRAP_LOG_LEVEL"`
-	Quiet     bool             `short:"q" help:"Log only warnings and errors (same as --log-level=warn)."`
-	Version   kong.VersionFlag `help:"Print the version and exit."`
-}
-
-// cli is the whole command tree. Each kind's verbs live in their own files.
-type cli struct {
-	globals `embed:""`
-	Claim   claimCmd   `cmd:"" help:"Work claims: a lock file with PID + TTL liveness (fno claims protocol)."`
-	Reserve reserveCmd `cmd:"" help:"Idempotency reservations: run a job at most once per key, replay its result (orchestratectl protocol)."`
-	Session sessionCmd `cmd:"" help:"Session owner leases with flock liveness (bcode session protocol)."`
-}
-
-// Building kong's model of the whole tree is most of leasewrap's own
-// start-up (reflection and help-text interpolation over ~20 verbs), and it
-// is on the path of every cron job. An invocation that names its kind
-// first gets a model of that kind's verbs only; its parsing, help and
-// errors are the same, since a kind's verbs are self-contained.
-type (
-	claimCLI struct {
-		globals `embed:""`
-		Claim   claimCmd `cmd:"" help:"Work claims: a lock file with PID + TTL liveness (fno claims protocol)."`
-	}
-	reserveCLI struct {
-		globals `embed:""`
-		Reserve reserveCmd `cmd:"" help:"Idempotency reservations: run a job at most once per key, replay its result (orchestratectl protocol)."`
-	}
-	sessionCLI struct {
-		globals `embed:""`
-		Session sessionCmd `cmd:"" help:"Session owner leases with flock liveness (bcode session protocol)."`
-	}
-)
-
-func (c *cli) flags() *globals        { return &c.globals }
-func (c *claimCLI) flags() *globals   { return &c.globals }
-func (c *reserveCLI) flags() *globals { return &c.globals }
-func (c *sessionCLI) flags() *globals { return &c.globals }
-
-// model returns the smallest command tree that parses args: the kind named
-// by the first argument that is not a global flag, or the whole tree.
-func model(args []string) interface{ flags() *globals } {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--log-format" || a == "--log-level":
-			i++ // its value follows
-			continue
-		case strings.HasPrefix(a, "-"):
-			continue
-		case a == "claim":
-			return &claimCLI{}
-		case a == "reserve":
-			return &reserveCLI{}
-		case a == "session":
-			return &sessionCLI{}
-		}
-		break
-	}
-	return &cli{}
-}
 
 const description = `Hold a lease for the command you wrap.
 
@@ -111,14 +43,18 @@ Exit codes (run verbs): the child's code; 128+N if it died of signal N;
 75 lease held by another (--conflict-exit-code); 76 lease lost.`
 
 func main() {
-	supervisor.Gate() // never returns when this process is an exec gate
+	supervisor.Gate() // never returns when this process is an exec gate or a job guard
+	cli.CatchSIGPIPE()
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // realMain parses args, configures logging once and runs the chosen verb.
-// It returns the process exit status; see exitCode.
+// It returns the process exit status; see cli.ExitCode.
 func realMain(args []string, stdout, stderr io.Writer) int {
-	c := model(args)
+	c, g := model(args)
+	// leasewrap's own error lines follow --log-format too (JSON lines in
+	// JSON mode), also when the command line itself is refused.
+	errOut := cli.ErrorSink(cli.FormatFromArgs(args, os.Getenv), stderr)
 	parser, err := kong.New(c,
 		kong.Name("leasewrap"),
 		kong.Description(description),
@@ -129,8 +65,8 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, FlagsLast: true}),
 	)
 	if err != nil {
-		fmt.Fprintf(stderr, "leasewrap: internal error building the CLI: %v\n", err)
-		return exitInternal
+		fmt.Fprintf(errOut, "leasewrap: internal error building the CLI: %v\n", err)
+		return cli.ExitInternal
 	}
 	code, done := func() (code int, done bool) {
 		defer func() {
@@ -148,18 +84,19 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 			if errors.As(perr, &pe) {
 				kctx = pe.Context // Parse returns no context on error
 			}
-			fmt.Fprintf(stderr, "leasewrap: %v\n", perr)
-			return usageCode(kctx), true
+			fmt.Fprintf(errOut, "leasewrap: %v\n", perr)
+			return cli.UsageCode(kctx), true
 		}
-		logger := newLogger(c.flags(), stderr)
+		logger := cli.NewLogger(g, stderr)
 		ctx := context.Background()
 		kctx.BindTo(ctx, (*context.Context)(nil))
 		kctx.Bind(logger)
-		kctx.Bind(ioStreams{Out: stdout, Err: stderr})
-		return exitCode(kctx.Run(), stderr), true
+		errOut = cli.ErrorSink(g.LogFormat, stderr)
+		kctx.Bind(ioStreams{Out: stdout, Err: errOut})
+		return cli.ExitCode(kctx.Run(), errOut), true
 	}()
 	if !done {
-		return exitInternal
+		return cli.ExitInternal
 	}
 	return code
 }
@@ -173,41 +110,3 @@ type ioStreams struct {
 	Out io.Writer
 	Err io.Writer
 }
-
-// newLogger builds the one logger of the process from the global flags.
-func newLogger(c *globals, w io.Writer) *slog.Logger {
-	level := slog.LevelInfo
-	switch c.LogLevel {
-	case "debug":
-		level = slog.LevelDebug
-	case "warn":
-		level = slog.LevelWarn
-	case "error":
-		level = slog.LevelError
-	}
-	if c.Quiet && level < slog.LevelWarn {
-		level = slog.LevelWarn
-	}
-	format := c.LogFormat
-	if format == "auto" {
-		format = "text"
-		if f, ok := w.(*os.File); ok && isTerminal(f) {
-			format = "tint"
-		}
-	}
-	switch format {
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
-	case "tint":
-		return slog.New(tint.NewHandler(w, &tint.Options{Level: level, TimeFormat: time.TimeOnly}))
-	default:
-		return slog.New(tint.NewHandler(w, &tint.Options{Level: level, TimeFormat: time.RFC3339, NoColor: true}))
-	}
-}
-
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
-
-var errUsage = errors.New("usage")

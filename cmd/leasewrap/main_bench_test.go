@@ -23,8 +23,8 @@ func BenchmarkCLIModel(b *testing.B) {
 		name  string
 		model func() any
 	}{
-		{"whole-tree", func() any { return &cli{} }},
-		{"one-kind", func() any { return model(args) }},
+		{"whole-tree", func() any { return &tree{} }},
+		{"one-verb", func() any { m, _ := model(args); return m }},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			for b.Loop() {

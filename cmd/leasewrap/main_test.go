@@ -25,10 +25,10 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	if os.Getenv(asMainEnv) == "1" {
-		os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
+		main() // the real entry point, SIGPIPE handling included
 	}
 	testscript.Main(m, map[string]func(){
-		"leasewrap": func() { os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr)) },
+		"leasewrap": main,
 	})
 }
 

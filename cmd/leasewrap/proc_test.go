@@ -1,20 +1,22 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
-	"strconv"
 	"testing"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/procstat"
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 // proc is a leasewrap process under test. Its output goes to files, not
 // pipes, so a child that outlives leasewrap cannot hold up the wait.
 type proc struct {
+	*testutil.Proc
 	cmd            *exec.Cmd
 	stdout, stderr output
-	done           chan struct{}
+	done           <-chan struct{}
 }
 
 // output is a captured stream, read in full on each String call.
@@ -30,8 +32,16 @@ func (o *output) Bytes() []byte { return []byte(o.String()) }
 // startLW starts the test binary as leasewrap with args and extra env.
 func startLW(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
-	p := &proc{cmd: leasewrapCmd(t, args...), done: make(chan struct{})}
-	p.cmd.Env = append(p.cmd.Env, env...)
+	cmd := leasewrapCmd(t, args...)
+	cmd.Env = append(cmd.Env, env...)
+	return startProc(t, cmd)
+}
+
+// startProc starts cmd (leasewrap, or a wrapper around it such as
+// unshare) with its output captured.
+func startProc(t *testing.T, cmd *exec.Cmd) *proc {
+	t.Helper()
+	p := &proc{cmd: cmd}
 	dir := t.TempDir()
 	for _, o := range []*output{&p.stdout, &p.stderr} {
 		f, err := os.CreateTemp(dir, "out")
@@ -42,11 +52,8 @@ func startLW(t *testing.T, env []string, args ...string) *proc {
 		o.f = f
 	}
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout.f, p.stderr.f
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() { p.cmd.Process.Kill(); <-p.done })
+	p.Proc = testutil.Start(t, p.cmd)
+	p.done = p.Done()
 	return p
 }
 
@@ -72,14 +79,7 @@ func runLW(t *testing.T, env []string, args ...string) (int, *proc) {
 // waitFor polls cond every 5 ms for up to 10 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("timed out after 10s waiting for %s", what)
+	testutil.WaitFor(t, what, 10*time.Second, cond)
 }
 
 // holdUntil is a child script that signals readiness by creating ready
@@ -95,11 +95,4 @@ func exists(path string) bool {
 }
 
 // alive reports whether pid exists and is not a zombie.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i > 0 && i+2 < len(b) && b[i+2] != 'Z'
-}
+func alive(pid int) bool { return procstat.Running(pid) }

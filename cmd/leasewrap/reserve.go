@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/leasewrap/leasewrap/internal/cli"
 	"github.com/leasewrap/leasewrap/lease/reserve"
 )
 
@@ -34,7 +35,7 @@ func (f *reserveKeyFlags) key() reserve.Key {
 func (f *reserveKeyFlags) store() (*reserve.Store, error) {
 	home, err := reserve.ResolveHome(f.Home, os.Getenv)
 	if err != nil {
-		return nil, &exitError{Code: adminError, Err: err}
+		return nil, &cli.ExitError{Code: cli.AdminError, Err: err}
 	}
 	return reserve.NewStore(home), nil
 }
@@ -44,7 +45,7 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return &exitError{Code: adminError, Err: fmt.Errorf("write output: %w", err)}
+		return &cli.ExitError{Code: cli.AdminError, Err: fmt.Errorf("write output: %w", err)}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/leasewrap/leasewrap/internal/cli"
 	"github.com/leasewrap/leasewrap/lease/reserve"
 )
 
@@ -37,11 +38,11 @@ func (c *reserveLookupCmd) Run(ctx context.Context, streams ioStreams) error {
 	out := reserveLookupOutput{Key: c.Key, KeyHash: k.Hash(), State: "free", Record: json.RawMessage("null"), Path: s.RecordPath(k)}
 	rec, err := s.Lookup(ctx, k)
 	if err != nil {
-		return &exitError{Code: adminError, Err: err}
+		return &cli.ExitError{Code: cli.AdminError, Err: err}
 	}
 	if rec != nil {
 		if err := reserve.ValidateRunID(rec.RunID); err != nil {
-			return &exitError{Code: adminError, Err: &reserve.RecordError{Path: out.Path, Reason: reserve.ErrInvalidRunID,
+			return &cli.ExitError{Code: cli.AdminError, Err: &reserve.RecordError{Path: out.Path, Reason: reserve.ErrInvalidRunID,
 				Detail: err.Error() + "; inspect the record and move it away by hand"}}
 		}
 		out.State = "reserved"
@@ -53,7 +54,7 @@ func (c *reserveLookupCmd) Run(ctx context.Context, streams ioStreams) error {
 			out.UnknownFields[f.Name] = json.RawMessage(f.Value)
 		}
 		if out.Published, err = reserve.IsPublished(s.Layout(), rec.RunID); err != nil {
-			return &exitError{Code: adminError, Err: err}
+			return &cli.ExitError{Code: cli.AdminError, Err: err}
 		}
 		live := reserve.CreatorLiveness(rec).String()
 		out.CreatorLiveness = &live

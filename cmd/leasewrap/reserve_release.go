@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/leasewrap/leasewrap/internal/cli"
 	"github.com/leasewrap/leasewrap/lease/reserve"
 )
 
@@ -42,7 +43,7 @@ func (c *reserveReleaseCmd) Run(ctx context.Context, streams ioStreams) error {
 	k := c.key()
 	outcome, cur, err := s.Release(ctx, k, c.RunID)
 	if err != nil {
-		return &exitError{Code: adminError, Err: err}
+		return &cli.ExitError{Code: cli.AdminError, Err: err}
 	}
 	out := reserveReleaseOutput{Outcome: outcome.String(), Key: c.Key, KeyHash: k.Hash(), RunID: c.RunID, Path: s.RecordPath(k)}
 	if cur != nil {
@@ -52,7 +53,7 @@ func (c *reserveReleaseCmd) Run(ctx context.Context, streams ioStreams) error {
 		return err
 	}
 	if outcome != reserve.Released {
-		return &exitError{Code: adminHeld}
+		return &cli.ExitError{Code: cli.AdminHeld}
 	}
 	return nil
 }

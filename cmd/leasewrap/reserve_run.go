@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 
+	"github.com/leasewrap/leasewrap/internal/cli"
 	"github.com/leasewrap/leasewrap/lease/reserve"
 )
 
@@ -17,7 +19,7 @@ type reserveRunCmd struct {
 	Home            string `help:"orchestratectl home (default: $ORCHESTRATECTL_HOME, else $HOME/.orchestratectl)." type:"path"`
 	RunID           string `name:"run-id" help:"Run id to reserve (default: a fresh 26-character lowercase ULID)."`
 	PublishFailures bool   `help:"Publish a failed run too, so retries replay the failure instead of running again."`
-	runFlags
+	cli.RunFlags
 }
 
 func (c *reserveRunCmd) Help() string {
@@ -40,26 +42,52 @@ Examples:
 }
 
 func (c *reserveRunCmd) Validate() error {
+	if c.Key == "" {
+		return fmt.Errorf("%w: the reservation key is empty; give a non-empty key, e.g. export-2026-11-29", cli.ErrUsage)
+	}
 	if c.RunID != "" {
 		if err := reserve.ValidateRunID(c.RunID); err != nil {
-			return fmt.Errorf("%w: --run-id: %v", errUsage, err)
+			return fmt.Errorf("%w: --run-id: %v", cli.ErrUsage, err)
 		}
 	}
-	return c.runFlags.validate(0)
+	return c.RunFlags.Check(0)
 }
 
 func (c *reserveRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	home, err := reserve.ResolveHome(c.Home, os.Getenv)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
+	warnRelativeHome(logger, c.Home, os.Getenv, home)
 	host, _ := os.Hostname()
 	l, err := reserve.NewLocker(reserve.LockerConfig{
 		Key: c.Key, Repo: c.Repo, Branch: c.Branch, Home: home, RunID: c.RunID,
 		PublishFailures: c.PublishFailures, Host: host,
 	})
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
-	return c.supervise(ctx, c.config(l, logger))
+	return c.Supervise(ctx, c.Config(l, logger))
+}
+
+// warnRelativeHome warns when the home came from a relative
+// $ORCHESTRATECTL_HOME or $HOME: it is resolved against the working
+// directory, so a cron job and a shell would use different homes (as claim
+// run warns for a relative FNO_CLAIMS_ROOT). --home is made absolute by
+// the flag parser.
+func warnRelativeHome(logger *slog.Logger, explicit string, getenv func(string) string, resolved string) {
+	if explicit != "" {
+		return
+	}
+	name := reserve.HomeEnv
+	v := getenv(name)
+	if v == "" {
+		name, v = "HOME", getenv("HOME")
+	}
+	if v == "" || filepath.IsAbs(v) {
+		return
+	}
+	wd, _ := os.Getwd()
+	logger.Warn(name+" is relative and resolved against the working directory; processes started elsewhere use another home: set an absolute path",
+		name, v, "dir", wd, "home", resolved)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/cli"
 	"github.com/leasewrap/leasewrap/lease/reserve"
 )
 
@@ -188,8 +189,8 @@ func TestReserveRunRefusesRecordsItCannotDecideOn(t *testing.T) {
 			os.WriteFile(path, []byte(tc.content), 0o644)
 			ran := filepath.Join(t.TempDir(), "ran")
 			have, p := runLW(t, env, "reserve", "run", "job", "--", "touch", ran)
-			if have != exitRefused {
-				t.Fatalf("want %d (refused), have %d\n%s", exitRefused, have, &p.stderr)
+			if have != cli.ExitRefused {
+				t.Fatalf("want %d (refused), have %d\n%s", cli.ExitRefused, have, &p.stderr)
 			}
 			if !strings.Contains(strings.ToLower(p.stderr.String()), tc.want) || !strings.Contains(p.stderr.String(), path) {
 				t.Fatalf("want an error naming %q and the path, have:\n%s", tc.want, &p.stderr)
@@ -210,8 +211,8 @@ func TestReserveRunRefusesRecordsItCannotDecideOn(t *testing.T) {
 		os.WriteFile(target, []byte("keep"), 0o644)
 		os.Symlink(target, lock)
 		have, p := runLW(t, env, "reserve", "run", "job", "--", "true")
-		if have != exitRefused || !strings.Contains(p.stderr.String(), lock) {
-			t.Fatalf("want %d naming %s, have %d\n%s", exitRefused, lock, have, &p.stderr)
+		if have != cli.ExitRefused || !strings.Contains(p.stderr.String(), lock) {
+			t.Fatalf("want %d naming %s, have %d\n%s", cli.ExitRefused, lock, have, &p.stderr)
 		}
 		if b, _ := os.ReadFile(target); string(b) != "keep" {
 			t.Fatal("the symlink target was touched")

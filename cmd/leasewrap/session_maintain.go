@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/leasewrap/leasewrap/internal/cli"
 	"github.com/leasewrap/leasewrap/lease/session"
 )
 
@@ -13,7 +14,7 @@ import (
 type sessionMaintainCmd struct {
 	SID  string `arg:"" name:"sid" help:"Session id: a lowercase hyphenated UUID."`
 	Root string `help:"Session root directory (holding locks/ and leases/). Required unless LEASEWRAP_SESSION_ROOT is set." env:"LEASEWRAP_SESSION_ROOT" placeholder:"DIR"`
-	runFlags
+	cli.RunFlags
 }
 
 func (c *sessionMaintainCmd) Help() string {
@@ -29,20 +30,22 @@ Example:
 
 func (c *sessionMaintainCmd) Validate() error {
 	if _, err := session.ParseID(c.SID); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
 	if c.Root == "" {
-		return fmt.Errorf("%w: no session root: give --root DIR or set LEASEWRAP_SESSION_ROOT", errUsage)
+		return fmt.Errorf("%w: no session root: give --root DIR or set LEASEWRAP_SESSION_ROOT", cli.ErrUsage)
 	}
-	return c.runFlags.validate(0)
+	return c.RunFlags.Check(0)
 }
 
 func (c *sessionMaintainCmd) Run(ctx context.Context, logger *slog.Logger) error {
-	l, err := session.NewMaintenanceLocker(session.MaintenanceConfig{
-		SessionID: session.MustParseID(c.SID), Root: c.Root, Holder: defaultHolder(),
-	})
-	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	mc := session.MaintenanceConfig{SessionID: session.MustParseID(c.SID), Root: c.Root, Holder: cli.DefaultHolder()}
+	if c.Wait == 0 {
+		mc.LockWait = session.TryOnceLockWait // an owner's registration is a moment, not 10 s
 	}
-	return c.supervise(ctx, c.config(l, logger))
+	l, err := session.NewMaintenanceLocker(mc)
+	if err != nil {
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
+	}
+	return c.Supervise(ctx, c.Config(l, logger))
 }

@@ -2,94 +2,57 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
-	"os"
-	"os/exec"
-	"syscall"
-	"time"
 
-	"github.com/leasewrap/leasewrap/inherit"
 	"github.com/leasewrap/leasewrap/lease"
 	"github.com/leasewrap/leasewrap/lease/session"
+	"github.com/leasewrap/leasewrap/supervisor"
 )
 
-// migrateLocker is the session kind with a migration in front: Acquire
-// takes the maintenance guard, runs the migration under it (the migration
-// inherits the locked coordinator), and on success turns the guard into an
-// owner registration without a gap. The supervisor then starts the main
-// command under that owner lease.
-type migrateLocker struct {
-	*session.Locker // Kind, Key, Holder, Anchored, Watches of the owner
-	maint           *session.MaintenanceLocker
-	owner           session.LockerConfig
-	script          string
-	grace           time.Duration
-	log             *slog.Logger
+// migrationLocker is the pre-step of `session run --migrate`: the session's
+// maintenance guard, under which the supervisor runs the migration like
+// any child (the coordinator inherited, signals forwarded to its group,
+// waited for). Its lease hands over to the owner registration without a
+// gap once the migration succeeded (lease.Successor); if the migration
+// fails or is interrupted, the guard is released and nothing is
+// registered.
+type migrationLocker struct {
+	*session.MaintenanceLocker // Kind, Key, Holder, Notify
+	owner                      session.LockerConfig
 }
 
-func newMigrateLocker(owner session.LockerConfig, script string, grace time.Duration, log *slog.Logger) (*migrateLocker, error) {
-	ol, err := session.NewLocker(owner)
+func newMigrationStep(owner session.LockerConfig, holder, script string) (*supervisor.Step, error) {
+	ml, err := session.NewMaintenanceLocker(session.MaintenanceConfig{SessionID: owner.SessionID, Root: owner.Root, Holder: holder,
+		LockWait: owner.LockWait})
 	if err != nil {
 		return nil, err
 	}
-	ml, err := session.NewMaintenanceLocker(session.MaintenanceConfig{SessionID: owner.SessionID, Root: owner.Root, Holder: ol.Holder()})
+	return &supervisor.Step{
+		Locker: &migrationLocker{MaintenanceLocker: ml, owner: owner},
+		Argv:   []string{"/bin/sh", "-c", script},
+	}, nil
+}
+
+func (m *migrationLocker) Acquire(ctx context.Context) (lease.Lease, error) {
+	ls, err := m.MaintenanceLocker.Acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &migrateLocker{Locker: ol, maint: ml, owner: owner, script: script, grace: grace, log: log}, nil
+	g, ok := ls.(*session.MaintenanceLease)
+	if !ok {
+		return nil, fmt.Errorf("session: maintenance lease of unexpected type %T", ls)
+	}
+	return &migrationLease{MaintenanceLease: g, owner: m.owner}, nil
 }
 
-// migrationFailed reports a migration that did not succeed: nothing was
-// registered and the main command did not run; leasewrap exits with the
-// migration's status.
-type migrationFailed struct{ code int }
-
-func (e *migrationFailed) Error() string {
-	return fmt.Sprintf("migration failed with status %d; nothing registered, the command did not run", e.code)
+// migrationLease is the held guard; Next turns it into the owner lease.
+type migrationLease struct {
+	*session.MaintenanceLease
+	owner session.LockerConfig
 }
 
-func (e *migrationFailed) ExitCode() int { return e.code }
+var _ lease.Successor = (*migrationLease)(nil)
 
-func (m *migrateLocker) Acquire(ctx context.Context, _ int) (lease.Lease, error) {
-	ml, err := m.maint.Acquire(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
-	guard := ml.(*session.MaintenanceLease)
-	m.log.Info("maintenance guard taken; migrating", "session", m.Key(), "migrate", m.script)
-	if err := m.migrate(ctx, guard); err != nil {
-		guard.Finish(context.WithoutCancel(ctx), lease.Result{})
-		return nil, err
-	}
-	return guard.Transition(ctx, m.owner)
-}
-
-// migrate runs the migration script with the coordinator inherited. A
-// cancelled ctx (a signal to leasewrap) sends it SIGTERM, then SIGKILL
-// after the grace.
-func (m *migrateLocker) migrate(ctx context.Context, guard *session.MaintenanceLease) error {
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", m.script)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	inherit.Attach(cmd, os.Environ(), inherit.Handover{
-		Kind: m.maint.Kind(), Key: m.Key(), Holder: m.Holder(), File: guard.File(), Env: guard.Env(),
-	})
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = m.grace
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return nil
-	case ctx.Err() != nil:
-		return ctx.Err()
-	case errors.As(err, &ee):
-		code := ee.ExitCode()
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			code = 128 + int(ws.Signal())
-		}
-		return &migrationFailed{code: code}
-	}
-	return fmt.Errorf("migration: %w", err)
+func (l *migrationLease) Next(ctx context.Context) (lease.Lease, error) {
+	return l.Transition(ctx, l.owner)
 }

@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/cli"
 	"github.com/leasewrap/leasewrap/lease/session"
 )
 
@@ -28,7 +31,7 @@ type sessionOwnersCmd struct {
 // check validates the session id and that a root was given. It runs in Run,
 // not in kong's Validate hook, because the admin verbs' contract is exit 2
 // for bad input and realMain cannot map a Validate failure to 2 today (kong
-// returns a nil context with a parse error, so usageCode answers 64).
+// returns a nil context with a parse error, so cli.UsageCode answers 64).
 func (c *sessionOwnersCmd) check() error {
 	sid, err := session.ParseID(c.SID)
 	if err != nil {
@@ -60,19 +63,23 @@ type sessionOwnerJSON struct {
 	LastSeenMs         *uint64 `json:"last_seen_ms"`
 	Path               string  `json:"path"`
 	Error              *string `json:"error"`
+	// Problem flags a decodable record that does not belong where it is:
+	// its file name is not TOKEN.json, or its session_id is another
+	// session's.
+	Problem *string `json:"problem"`
 }
 
 func (c *sessionOwnersCmd) Run(streams ioStreams) error {
 	if err := c.check(); err != nil {
-		return &exitError{Code: adminError, Err: err}
+		return &cli.ExitError{Code: cli.AdminError, Err: err}
 	}
 	recs, err := session.NewStore(c.Root).Inspect(c.sid)
 	if err != nil {
-		return &exitError{Code: adminError, Err: err}
+		return &cli.ExitError{Code: cli.AdminError, Err: err}
 	}
 	out := make([]sessionOwnerJSON, 0, len(recs))
 	for _, r := range recs {
-		out = append(out, ownerJSON(r))
+		out = append(out, ownerJSON(r, c.sid))
 	}
 	if c.JSON {
 		return writeOwnersJSON(streams.Out, out)
@@ -80,7 +87,7 @@ func (c *sessionOwnersCmd) Run(streams ioStreams) error {
 	return writeOwnersTable(streams.Out, c.sid, c.Root, out)
 }
 
-func ownerJSON(r session.Record) sessionOwnerJSON {
+func ownerJSON(r session.Record, sid session.ID) sessionOwnerJSON {
 	j := sessionOwnerJSON{Liveness: r.Liveness.String(), Path: r.Path}
 	if r.Err != nil {
 		msg := r.Err.Error()
@@ -94,6 +101,17 @@ func ownerJSON(r session.Record) sessionOwnerJSON {
 	j.DaemonNamespace, j.BuildFingerprint, j.ProtocolVersion = o.DaemonNamespace, o.BuildFingerprint, o.ProtocolVersion
 	j.Endpoint, j.ExecutablePath = o.Endpoint, o.ExecutablePath
 	j.AcquiredAtMs, j.AcquiredAt, j.LastSeenMs = &o.AcquiredAtMs, &at, &o.LastSeenMs
+	var problems []string
+	if name := filepath.Base(r.Path); name != o.LeaseToken+".json" {
+		problems = append(problems, fmt.Sprintf("file name does not match token: the record's file is %s.json", o.LeaseToken))
+	}
+	if o.SessionID != sid {
+		problems = append(problems, fmt.Sprintf("session_id %s is not this session's", o.SessionID))
+	}
+	if len(problems) > 0 {
+		p := strings.Join(problems, "; ")
+		j.Problem = &p
+	}
 	return j
 }
 
@@ -102,7 +120,7 @@ func writeOwnersJSON(w io.Writer, v []sessionOwnerJSON) error {
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return &exitError{Code: adminError, Err: err}
+		return &cli.ExitError{Code: cli.AdminError, Err: err}
 	}
 	_, err := w.Write(b.Bytes())
 	return err
@@ -113,16 +131,19 @@ func writeOwnersTable(w io.Writer, sid session.ID, root string, rows []sessionOw
 		_, err := fmt.Fprintf(w, "no owner records for session %s under %s\n", sid, root)
 		return err
 	}
+	// One line per record, every value through cell(): a name with a tab,
+	// a newline or wide characters, or an error message, never breaks the
+	// columns (an error used to be a line of its own, which restarted
+	// tabwriter's alignment below it).
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOKEN\tPID\tLIVENESS\tSCHEMA\tEPOCH\tINSTANCE\tACQUIRED\tPATH")
+	fmt.Fprintln(tw, "TOKEN\tPID\tLIVENESS\tSCHEMA\tEPOCH\tINSTANCE\tACQUIRED\tPATH\tPROBLEM")
 	for _, r := range rows {
 		if r.Error != nil {
-			fmt.Fprintf(tw, "-\t-\t%s\t-\t-\t-\t-\t%s\n", r.Liveness, r.Path)
-			fmt.Fprintf(tw, "  error: %s\n", *r.Error)
+			fmt.Fprintf(tw, "-\t-\t%s\t-\t-\t-\t-\t%s\t%s\n", r.Liveness, cell(r.Path), cell("error: "+*r.Error))
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%s\n", *r.Token, *r.PID, r.Liveness, *r.SchemaVersion,
-			optU32(r.StorageWriterEpoch), optStr(r.DaemonInstanceID), *r.AcquiredAt, r.Path)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", cell(*r.Token), *r.PID, r.Liveness, *r.SchemaVersion,
+			optU32(r.StorageWriterEpoch), cell(optStr(r.DaemonInstanceID)), *r.AcquiredAt, cell(r.Path), cell(optStr(r.Problem)))
 	}
 	return tw.Flush()
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	"github.com/leasewrap/leasewrap/internal/cli"
 	"github.com/leasewrap/leasewrap/lease"
 	"github.com/leasewrap/leasewrap/lease/session"
 )
@@ -23,7 +24,7 @@ type sessionRunCmd struct {
 	Endpoint  string  `help:"Endpoint recorded in the owner record (where clients reach the owner)."`
 	Build     string  `help:"Build fingerprint recorded in the owner record."`
 	Migrate   string  `placeholder:"SHELL-COMMAND" help:"Run this shell command (sh -c) under the maintenance guard first, then register as owner without a gap and start the command. A failed migration registers nothing and runs nothing."`
-	runFlags
+	cli.RunFlags
 }
 
 func (c *sessionRunCmd) Help() string {
@@ -41,15 +42,15 @@ Examples:
 
 func (c *sessionRunCmd) Validate() error {
 	if _, err := session.ParseID(c.SID); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
 	if c.Root == "" {
-		return fmt.Errorf("%w: no session root: give --root DIR or set LEASEWRAP_SESSION_ROOT", errUsage)
+		return fmt.Errorf("%w: no session root: give --root DIR or set LEASEWRAP_SESSION_ROOT", cli.ErrUsage)
 	}
 	if c.Epoch == nil {
-		return fmt.Errorf("%w: --epoch is required (the storage writer epoch; bcode's current one is %d)", errUsage, session.CurrentWriterEpoch)
+		return fmt.Errorf("%w: --epoch is required (the storage writer epoch; bcode's current one is %d)", cli.ErrUsage, session.CurrentWriterEpoch)
 	}
-	return c.runFlags.validate(0)
+	return c.RunFlags.Check(0)
 }
 
 // ownerConfig is the owner registration the flags describe.
@@ -75,22 +76,28 @@ func (c *sessionRunCmd) ownerConfig() session.LockerConfig {
 			*f.dst = session.Some(f.v)
 		}
 	}
-	return session.LockerConfig{SessionID: session.MustParseID(c.SID), Root: c.Root, OwnerContext: oc}
+	cfg := session.LockerConfig{SessionID: session.MustParseID(c.SID), Root: c.Root, OwnerContext: oc}
+	if c.Wait == 0 {
+		// Try once: wait out an owner's momentary hold of the coordinator,
+		// not a maintenance hold for the seed's whole 10 s.
+		cfg.LockWait = session.TryOnceLockWait
+	}
+	return cfg
 }
 
 func (c *sessionRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
-	var l lease.Locker
-	var err error
-	if c.Migrate != "" {
-		l, err = newMigrateLocker(c.ownerConfig(), c.Migrate, c.KillGrace, logger)
-	} else {
-		l, err = session.NewLocker(c.ownerConfig())
-	}
+	l, err := session.NewLocker(c.ownerConfig())
 	if err != nil {
 		if errors.Is(err, lease.ErrRefused) {
 			return err
 		}
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
-	return c.supervise(ctx, c.config(l, logger))
+	cfg := c.Config(l, logger)
+	if c.Migrate != "" {
+		if cfg.Pre, err = newMigrationStep(c.ownerConfig(), l.Holder(), c.Migrate); err != nil {
+			return fmt.Errorf("%w: %v", cli.ErrUsage, err)
+		}
+	}
+	return c.Supervise(ctx, cfg)
 }

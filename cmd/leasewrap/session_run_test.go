@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/leasewrap/leasewrap/internal/cli"
 )
 
 const testSID = "5f0c6d4e-3b1a-4f59-9b8e-0d7f2a9c1e42"
@@ -168,7 +170,7 @@ func TestSessionRunRefusesBadInputAndLeavesItAlone(t *testing.T) {
 			p := filepath.Join(dir, "1-1-"+testSID+".json")
 			os.WriteFile(p, []byte("{not json"), 0o644)
 			return p
-		}, exitRefused, "malformed"},
+		}, cli.ExitRefused, "malformed"},
 		{"unknown schema", func(dir string) string {
 			p := filepath.Join(dir, "1-1-"+testSID+".json")
 			rec := fmt.Sprintf(`{"schema_version": 9, "session_id": %q, "lease_token": "1-1-%s", "pid": 1,
@@ -176,12 +178,12 @@ func TestSessionRunRefusesBadInputAndLeavesItAlone(t *testing.T) {
   "endpoint": null, "executable_path": null, "daemon_instance_id": "x", "acquired_at_ms": 1, "last_seen_ms": 1}`, testSID, testSID)
 			os.WriteFile(p, []byte(rec), 0o644)
 			return p
-		}, exitRefused, "unverifiable"},
+		}, cli.ExitRefused, "unverifiable"},
 		{"directory as record", func(dir string) string {
 			p := filepath.Join(dir, "1-1-"+testSID+".json")
 			os.Mkdir(p, 0o755)
 			return p
-		}, exitRefused, "is a directory"},
+		}, cli.ExitRefused, "is a directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := sessionRoot(t)
@@ -202,8 +204,8 @@ func TestSessionRunRefusesBadInputAndLeavesItAlone(t *testing.T) {
 		})
 	}
 	for _, sid := range []string{"../../etc", "5F0C6D4E-3B1A-4F59-9B8E-0D7F2A9C1E42", "x"} {
-		if have, p := runLW(t, nil, "session", "run", sid, "--root", t.TempDir(), "--epoch", "6", "--", "true"); have != exitUsage {
-			t.Fatalf("session id %q: want %d, have %d\n%s", sid, exitUsage, have, &p.stderr)
+		if have, p := runLW(t, nil, "session", "run", sid, "--root", t.TempDir(), "--epoch", "6", "--", "true"); have != cli.ExitUsage {
+			t.Fatalf("session id %q: want %d, have %d\n%s", sid, cli.ExitUsage, have, &p.stderr)
 		}
 	}
 }

@@ -1,6 +1,13 @@
 // Package serdejson writes JSON strings byte for byte as serde_json does,
-// for records that Rust peers (orchestratectl, bcode) read and write.
+// and holds the one check for what serde_json refuses to read and
+// encoding/json would accept (lone surrogates), for records that Rust peers
+// (orchestratectl, bcode) read and write.
 package serdejson
+
+import (
+	"errors"
+	"fmt"
+)
 
 // Writer is what WriteString writes to (*strings.Builder, *bytes.Buffer).
 type Writer interface {
@@ -41,4 +48,60 @@ func WriteString(w Writer, s string) {
 		}
 	}
 	w.WriteByte('"')
+}
+
+// CheckSurrogates rejects what serde_json rejects and encoding/json would
+// silently turn into U+FFFD: a \uXXXX escape of a UTF-16 surrogate that is
+// not a high surrogate directly followed by a \u escape of a low one. raw
+// is a JSON document or string literal; every backslash in well-formed JSON
+// is inside a string, so no string tracking is needed. The messages are
+// serde_json's.
+func CheckSurrogates[T ~string | ~[]byte](raw T) error {
+	for i := 0; i+6 <= len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		if raw[i+1] != 'u' {
+			i++ // skip the escaped character
+			continue
+		}
+		v, ok := hex4(raw[i+2 : i+6])
+		if !ok {
+			return fmt.Errorf("invalid escape %q", string(raw[i:i+6]))
+		}
+		switch {
+		case v >= 0xd800 && v < 0xdc00:
+			if i+12 > len(raw) || raw[i+6] != '\\' || raw[i+7] != 'u' {
+				return errors.New("lone leading surrogate in hex escape")
+			}
+			if w, ok := hex4(raw[i+8 : i+12]); !ok || w < 0xdc00 || w > 0xdfff {
+				return errors.New("lone leading surrogate in hex escape")
+			}
+			i += 11
+		case v >= 0xdc00 && v <= 0xdfff:
+			return errors.New("lone trailing surrogate in hex escape")
+		default:
+			i += 5
+		}
+	}
+	return nil
+}
+
+// hex4 decodes four hex digits.
+func hex4[T ~string | ~[]byte](b T) (int, bool) {
+	v := 0
+	for i := 0; i < 4; i++ {
+		c := b[i]
+		switch {
+		case c >= '0' && c <= '9':
+			v = v<<4 | int(c-'0')
+		case c >= 'a' && c <= 'f':
+			v = v<<4 | int(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			v = v<<4 | int(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return v, true
 }

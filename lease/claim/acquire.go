@@ -25,6 +25,17 @@ type AcquireOptions struct {
 	// must not wait on the events-log mutex before it starts its work;
 	// it emits them with EmitPending.
 	DeferEvents bool
+	// Exclusive treats a claim already held under this holder name like any
+	// other holder's: live or suspect is a *HeldByOtherError, stale is
+	// reclaimed; it is never re-acquired idempotently (which would rewrite
+	// the pid of a wrapper that still runs). The run verbs use it; the
+	// protocol's own acquire does not.
+	Exclusive bool
+}
+
+// reacquires reports whether existing is re-acquired idempotently.
+func (o AcquireOptions) reacquires(existing *Record, holder string) bool {
+	return existing.Holder == holder && !o.Exclusive
 }
 
 // PendingEvent is an audit event Acquire did not append yet.
@@ -149,7 +160,7 @@ func (c *Claims) Acquire(ctx context.Context, key, holder string, o AcquireOptio
 		if err != nil {
 			return nil, err // corrupted: refuse, leave it for a person
 		}
-		if existing.Holder == holder {
+		if o.reacquires(existing, holder) {
 			// Do not rewrite under a peer's recovery or renewal: wait for
 			// a held recovery mutex, then decide again from the top.
 			mutex := recoveryMutex(path)

@@ -41,7 +41,7 @@ func BenchmarkLockerAcquireFinish(b *testing.B) {
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
-				ls, err := l.Acquire(ctx, os.Getpid())
+				ls, err := l.AcquireAnchored(ctx, os.Getpid())
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -59,7 +59,7 @@ func BenchmarkLockerAcquireHeld(b *testing.B) {
 	root := b.TempDir()
 	ctx := context.Background()
 	holder := benchLocker(b, root, "holder", 0)
-	ls, err := holder.Acquire(ctx, os.Getpid())
+	ls, err := holder.AcquireAnchored(ctx, os.Getpid())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func BenchmarkLockerAcquireHeld(b *testing.B) {
 	waiter := benchLocker(b, root, "waiter", 0)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := waiter.Acquire(ctx, os.Getpid()); !errors.Is(err, lease.ErrHeld) {
+		if _, err := waiter.AcquireAnchored(ctx, os.Getpid()); !errors.Is(err, lease.ErrHeld) {
 			b.Fatalf("want ErrHeld, have %v", err)
 		}
 	}
@@ -77,7 +77,7 @@ func BenchmarkLockerAcquireHeld(b *testing.B) {
 func BenchmarkLockerRenew(b *testing.B) {
 	l := benchLocker(b, b.TempDir(), "bench-holder", time.Minute)
 	ctx := context.Background()
-	ls, err := l.Acquire(ctx, os.Getpid())
+	ls, err := l.AcquireAnchored(ctx, os.Getpid())
 	if err != nil {
 		b.Fatal(err)
 	}

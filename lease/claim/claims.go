@@ -43,6 +43,11 @@ type Claims struct {
 	mutexPoll, mutexWait time.Duration
 	// eventsLockWait bounds the events.jsonl mutex wait (2 s).
 	eventsLockWait time.Duration
+	// writeOwner writes a mutex owner token (a fault seam).
+	writeOwner func(f *os.File, tok []byte) error
+	// eventsDenied holds the events paths already warned about as not
+	// writable (one warning per path).
+	eventsDenied map[string]bool
 }
 
 const (
@@ -69,6 +74,7 @@ func New(o Options) *Claims {
 		mutexPoll:      recoveryPoll,
 		mutexWait:      recoveryMaxWait,
 		eventsLockWait: eventsLockBudget,
+		writeOwner:     writeOwnerFile,
 	}
 	if c.getenv == nil {
 		c.getenv = os.Getenv

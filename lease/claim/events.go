@@ -3,11 +3,14 @@ package claim
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/big"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/safefile"
 )
 
 // Event types written to the audit log.
@@ -61,34 +64,59 @@ func eventLine(ts time.Time, typ string, data Metadata) ([]byte, error) {
 }
 
 // emit appends one audit event, best effort: a failure is logged, never
-// returned (the claim file is authoritative; the log is observability).
+// returned (the claim file is authoritative; the log is observability). A
+// permission error (a root-owned .fno under a non-root job, a read-only
+// file system) is skipped at once, never waited on, with one warning per
+// path for the life of this handle.
 func (c *Claims) emit(ctx context.Context, typ string, data Metadata) {
 	path := c.EventsPath()
 	line, err := eventLine(c.now(), typ, data)
 	if err == nil {
 		err = c.appendEventLine(ctx, path, line, c.eventsLockWait)
 	}
-	if err != nil {
-		c.log.Warn("claims: failed to emit audit event", "type", typ, "path", path, "err", err)
+	if err == nil {
+		return
 	}
+	if isPermission(err) {
+		if c.eventsDenied[path] {
+			c.log.Debug("claims: audit event skipped, events log not writable", "type", typ, "path", path, "err", err)
+			return
+		}
+		if c.eventsDenied == nil {
+			c.eventsDenied = map[string]bool{}
+		}
+		c.eventsDenied[path] = true
+		c.log.Warn("claims: audit events skipped, the events log is not writable by this user (the claim itself is unaffected)",
+			"type", typ, "path", path, "err", err)
+		return
+	}
+	c.log.Warn("claims: failed to emit audit event", "type", typ, "path", path, "err", err)
 }
 
 // appendEventLine appends line to path under the events.jsonl.lock.d
-// mutex (stealing a corpse), within lockTimeout.
+// mutex (stealing a corpse), within lockTimeout. The log is opened for
+// appending without following a symlink and without blocking on a FIFO,
+// and only a regular file with one link is written: anything planted at
+// its name is refused (the event is skipped), never written through. A
+// symlink this user or root made is followed one level (an operator's
+// link to a shared log); another user's is refused.
 func (c *Claims) appendEventLine(ctx context.Context, path string, line []byte, lockTimeout time.Duration) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), dirMode); err != nil {
 		return err
 	}
 	lockDir := path + ".lock.d"
 	if filepath.Base(path) == "" {
 		lockDir = filepath.Join(filepath.Dir(path), "events.jsonl.lock.d")
 	}
-	tok, ok := c.acquireDirMutex(ctx, lockDir, lockTimeout, true)
-	if !ok {
-		return fmt.Errorf("events.jsonl lock timeout: %s", lockDir)
+	tok, err := c.acquireDirMutex(ctx, lockDir, lockTimeout, true)
+	if err != nil {
+		if errors.Is(err, errMutexBusy) {
+			return fmt.Errorf("events.jsonl lock timeout: %s", lockDir)
+		}
+		return fmt.Errorf("events.jsonl lock %s: %w", lockDir, err)
 	}
 	defer c.releaseDirMutex(lockDir, tok)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := safefile.OpenTrustedLink(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, fileMode)
 	if err != nil {
 		return err
 	}

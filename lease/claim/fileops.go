@@ -1,6 +1,8 @@
 package claim
 
 import (
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -13,23 +15,28 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/leasewrap/leasewrap/internal/fault"
+	"github.com/leasewrap/leasewrap/internal/safefile"
 )
 
 // readClaimFile reads and parses path: errGoneAway when it does not exist,
-// *CorruptedError when it cannot be read or trusted (a dangling symlink,
-// a FIFO, a directory or any other non-regular file included: a FIFO is
-// opened non-blocking so a planted one cannot hang the reader).
+// *CorruptedError when it cannot be read or trusted (a symlink, dangling
+// or not, a FIFO, a directory or any other non-regular file included: the
+// last component is never followed, and a FIFO is opened non-blocking so a
+// planted one cannot hang the reader). An I/O failure that may pass (EIO,
+// out of descriptors or memory) also matches errTransientRead.
 func readClaimFile(path string) (*Record, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		if _, lerr := os.Lstat(path); lerr == nil {
-			return nil, &CorruptedError{Path: path, Reason: "dangling symlink"}
-		}
 		return nil, errGoneAway
 	}
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, &CorruptedError{Path: path, Reason: "is a symlink (claims are regular files; leasewrap does not follow it)"}
+	}
 	if err != nil {
-		return nil, &CorruptedError{Path: path, Reason: fmt.Sprintf("read failed: %v", err)}
+		return nil, readFailed(path, err)
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
@@ -39,9 +46,9 @@ func readClaimFile(path string) (*Record, error) {
 		}
 		return nil, &CorruptedError{Path: path, Reason: what}
 	}
-	b, err := io.ReadAll(f)
+	b, err := io.ReadAll(io.LimitReader(f, MaxRecordBytes+1)) // parseRecord refuses more
 	if err != nil {
-		return nil, &CorruptedError{Path: path, Reason: fmt.Sprintf("read failed: %v", err)}
+		return nil, readFailed(path, err)
 	}
 	rec, reason := parseRecord(b)
 	if reason != "" {
@@ -50,10 +57,47 @@ func readClaimFile(path string) (*Record, error) {
 	return rec, nil
 }
 
+// errTransientRead marks a read that failed for a reason that may pass
+// (EIO, EINTR, out of memory or descriptors): a renewal retries it rather
+// than calling the lease lost.
+var errTransientRead = errors.New("claim: transient read failure")
+
+// readError is a failed read: Corrupted to every caller, and transient
+// when its cause may pass.
+type readError struct {
+	*CorruptedError
+	cause error
+}
+
+func (e *readError) Unwrap() []error {
+	errs := []error{e.CorruptedError, e.cause}
+	for _, t := range []error{syscall.EIO, syscall.EINTR, syscall.ENOMEM, syscall.ENFILE, syscall.EMFILE, syscall.ENOBUFS, syscall.EAGAIN} {
+		if errors.Is(e.cause, t) {
+			return append(errs, errTransientRead)
+		}
+	}
+	return errs
+}
+
+func readFailed(path string, err error) error {
+	return &readError{&CorruptedError{Path: path, Reason: fmt.Sprintf("read failed: %v", err)}, err}
+}
+
 var tmpSeq atomic.Uint64
 
 // errAlreadyHeld: the exclusive create lost (the path exists).
 var errAlreadyHeld = errors.New("claim: path already exists")
+
+// fileMode is the mode of every file leasewrap creates in a claims root or
+// an events directory, before the umask: what the Python and Rust peers
+// use (open()/OpenOptions default), so a team sharing a root through its
+// group (umask 002) can append to one another's events log.
+const fileMode = 0o666
+
+// dirMode is the mode of the directories leasewrap creates (.fno,
+// .fno/claims, .expired, the mutex directories), before the umask: the
+// peers' os.makedirs / create_dir_all default.
+const dirMode = 0o777
 
 // atomicCreateExclusive publishes content at path only if path does not
 // exist: a temp file in the same directory, then link(2) (EEXIST = a
@@ -62,7 +106,7 @@ var errAlreadyHeld = errors.New("claim: path already exists")
 func atomicCreateExclusive(path string, content []byte) error {
 	err := createViaLink(path, content)
 	if errors.Is(err, fs.ErrNotExist) {
-		if mkErr := os.MkdirAll(filepath.Dir(path), 0o755); mkErr != nil {
+		if mkErr := os.MkdirAll(filepath.Dir(path), dirMode); mkErr != nil {
 			return fmt.Errorf("create claims directory: %w", mkErr)
 		}
 		err = createViaLink(path, content)
@@ -73,12 +117,21 @@ func atomicCreateExclusive(path string, content []byte) error {
 	return err
 }
 
+// createViaLink writes content to a new temp file ".claim-tmp-<pid>-<ns>-<n>"
+// (the seed's pattern), created exclusively: a name someone planted is
+// never opened, another is chosen (the nanoseconds move on). Only link(2)'s
+// EEXIST, on the claim itself, reports fs.ErrExist.
 func createViaLink(path string, content []byte) error {
-	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf(".claim-tmp-%d-%d-%d",
-		os.Getpid(), time.Now().UnixNano(), tmpSeq.Add(1)))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	dir := filepath.Dir(path)
+	f, tmp, err := safefile.CreateTemp(func(int) string {
+		return filepath.Join(dir, fmt.Sprintf(".claim-tmp-%d-%d-%d",
+			os.Getpid(), time.Now().UnixNano(), tmpSeq.Add(1)))
+	}, os.O_WRONLY, fileMode)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fs.ErrNotExist
+	}
 	if err != nil {
-		return err
+		return fmt.Errorf("create temp claim in %s: %w", dir, err)
 	}
 	_, werr := f.Write(content)
 	cerr := f.Close()
@@ -90,6 +143,8 @@ func createViaLink(path string, content []byte) error {
 		return fmt.Errorf("write %s: %w", tmp, werr)
 	}
 	fault.Point("claim.after-temp-write")
+	// link(2) never follows tmp: if someone swapped it, the claim becomes
+	// their file, which readers then judge; nothing else is written.
 	lerr := os.Link(tmp, path)
 	fault.Point("claim.after-link")
 	os.Remove(tmp)
@@ -105,10 +160,25 @@ func createViaLink(path string, content []byte) error {
 	return lerr
 }
 
-// atomicReplace replaces path with content: temp file beside it, rename(2).
+// atomicReplace replaces path with content: a new temp file beside it,
+// rename(2) over the claim (which replaces a planted symlink rather than
+// following it). The temp name keeps the seed's "<enc>.lock.tmp.<pid>.<n>"
+// pattern, but n is random, not a counter another user could predict, and
+// the file is created exclusively: a planted name is skipped, never
+// truncated or written through.
 func atomicReplace(path string, content []byte) error {
-	tmp := fmt.Sprintf("%s.tmp.%d.%d", path, os.Getpid(), tmpSeq.Add(1))
-	err := os.WriteFile(tmp, content, 0o644)
+	f, tmp, err := safefile.CreateTemp(func(int) string {
+		var n [8]byte
+		rand.Read(n[:])
+		return fmt.Sprintf("%s.tmp.%d.%d", path, os.Getpid(), binary.LittleEndian.Uint64(n[:])>>1)
+	}, os.O_WRONLY, fileMode)
+	if err != nil {
+		return fmt.Errorf("replace %s: create temp: %w", path, err)
+	}
+	_, err = f.Write(content)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
 	fault.Point("claim.replace-after-temp-write")
 	if err == nil {
 		err = os.Rename(tmp, path)
@@ -122,18 +192,31 @@ func atomicReplace(path string, content []byte) error {
 
 // archiveClaim moves a stale claim to .expired/<enc>.<ts_ms>.lock by
 // rename, never unlinking it. A missing source is success (another process
-// archived it first).
+// archived it first). .expired is opened without following a symlink and
+// the rename made relative to that descriptor, so a .expired planted as a
+// symlink never moves a claim out of the claims directory.
 func archiveClaim(path string, tsMs int64) error {
 	dir, name := filepath.Split(path)
 	stem := strings.TrimSuffix(name, ".lock")
 	archive := filepath.Join(dir, expiredSubdir)
-	if err := os.MkdirAll(archive, 0o755); err != nil {
+	if err := os.MkdirAll(archive, dirMode); err != nil {
 		return fmt.Errorf("create %s: %w", archive, err)
 	}
-	err := os.Rename(path, filepath.Join(archive, stem+"."+strconv.FormatInt(tsMs, 10)+".lock"))
+	dfd, err := unix.Open(archive, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+			return &safefile.UnsafeError{Path: archive, What: "is not a directory (a symbolic link or a file)"}
+		}
+		return fmt.Errorf("open %s: %w", archive, err)
+	}
+	defer unix.Close(dfd)
+	err = unix.Renameat(unix.AT_FDCWD, path, dfd, stem+"."+strconv.FormatInt(tsMs, 10)+".lock")
 	fault.Point("claim.mid-archive")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	return err
+	if err != nil {
+		return fmt.Errorf("rename %s into %s: %w", path, archive, err)
+	}
+	return nil
 }

@@ -3,10 +3,11 @@ package claim
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/leasewrap/leasewrap/internal/procstat"
 )
 
 // machineIDOnce caches this machine's identity: it cannot change while the
@@ -52,52 +53,10 @@ func systemHostname() string {
 	return h
 }
 
-var bootTimeOnce = sync.OnceValues(readBootTime)
-
-func readBootTime() (int64, bool) {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0, false
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "btime "); ok {
-			v, err := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
-			return v, err == nil
-		}
-	}
-	return 0, false
-}
-
-// clockTicks is sysconf(_SC_CLK_TCK); 100 on every Linux ABI Go supports.
-const clockTicks = 100
-
 // processCreateTimeMs returns pid's start time in epoch milliseconds
 // (btime + starttime/CLK_TCK, as psutil computes it), or false when the
 // pid is gone or cannot be inspected (which reads as not live).
 func processCreateTimeMs(pid int) (int64, bool) {
-	if pid <= 0 {
-		return 0, false
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return 0, false
-	}
-	start, err := strconv.ParseInt(f[19], 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	btime, ok := bootTimeOnce()
-	if !ok {
-		return 0, false
-	}
-	return btime*1000 + start*1000/clockTicks, true
+	ms, err := procstat.StartMillis(pid)
+	return ms, err == nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leasewrap/leasewrap/lease"
+	"github.com/leasewrap/leasewrap/lease/fswatch"
 )
 
 // LockerConfig configures a claim lease.Locker.
@@ -25,7 +26,7 @@ type LockerConfig struct {
 	TTL    time.Duration
 	Reason string
 	// Metadata is recorded in the claim, in its order (ParseMetadataJSON
-	// keeps a JSON object's order and integers; MetadataFromMap sorts).
+	// keeps a JSON object's order and integers).
 	Metadata Metadata
 	// EventsDir is where .fno/events.jsonl goes ("" = current directory;
 	// $FNO_EVENTS_PATH wins).
@@ -94,15 +95,13 @@ func (l *Locker) Key() string { return l.cfg.Key }
 // Holder is the holder identity.
 func (l *Locker) Holder() string { return l.cfg.Holder }
 
-// Anchored is true: the claim records the child's pid.
-func (l *Locker) Anchored() bool { return true }
-
-// Probe reports a claim held by a live or suspect other holder as a
-// *lease.HeldError, reading the file only. Anything else (free, stale,
-// ours, corrupted, unreadable) is Acquire's to decide.
+// Probe reports a claim held live or suspect as a *lease.HeldError,
+// reading the file only, whatever its holder name (see AcquireAnchored).
+// Anything else (free, stale, corrupted, unreadable) is the acquire's to
+// decide.
 func (l *Locker) Probe(ctx context.Context) error {
 	st := l.claims.Status(l.cfg.Key)
-	if (st.State != Live && st.State != Suspect) || st.Record == nil || st.Record.Holder == l.cfg.Holder {
+	if (st.State != Live && st.State != Suspect) || st.Record == nil {
 		return nil
 	}
 	r := st.Record
@@ -110,10 +109,20 @@ func (l *Locker) Probe(ctx context.Context) error {
 		Detail: fmt.Sprintf("claim is %s", st.State)}
 }
 
-// Acquire takes the claim for pid. Held by a live or suspect other holder
-// is a *lease.HeldError; a corrupted record is an error matching
-// lease.ErrRefused that names the file.
-func (l *Locker) Acquire(ctx context.Context, pid int) (lease.Lease, error) {
+// Acquire takes the claim for the calling process (lease.Locker); the
+// supervisor uses AcquireAnchored with the child's pid instead.
+func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
+	return l.AcquireAnchored(ctx, os.Getpid())
+}
+
+// AcquireAnchored takes the claim for pid (lease.Anchored). A live or
+// suspect claim is a *lease.HeldError even when it carries this Locker's
+// own holder name: a run verb never re-acquires idempotently (two wrappers
+// given the same --holder would both run, and the second's release would
+// free the first's claim); a stale one is reclaimed as any other. A
+// corrupted record is an error matching lease.ErrRefused that names the
+// file.
+func (l *Locker) AcquireAnchored(ctx context.Context, pid int) (lease.Lease, error) {
 	if pid <= 0 {
 		return nil, fmt.Errorf("claim %q: acquire needs the anchor pid, have %d", l.cfg.Key, pid)
 	}
@@ -125,6 +134,7 @@ func (l *Locker) Acquire(ctx context.Context, pid int) (lease.Lease, error) {
 		// The stopped child waits for Acquire: its audit events are
 		// appended once it runs (Started), off that path.
 		DeferEvents: true,
+		Exclusive:   true,
 	})
 	var held *HeldByOtherError
 	if errors.As(err, &held) {
@@ -134,29 +144,32 @@ func (l *Locker) Acquire(ctx context.Context, pid int) (lease.Lease, error) {
 	if err != nil {
 		return nil, fmt.Errorf("acquire claim %q: %w", l.cfg.Key, err)
 	}
-	return &claimLease{l: l, pid: acq.Record.PID, path: acq.Path, pending: acq.Pending}, nil
+	return &claimLease{l: l, pid: acq.Record.PID, acquiredAt: acq.Record.AcquiredAt, path: acq.Path, pending: acq.Pending}, nil
 }
 
-// Watches is the claim file in its directory (created if needed so it can
-// be watched): released, archived or replaced. A failed attempt never
-// changes that name (its temp file has another, and link(2) fails).
-func (l *Locker) Watches() []lease.Watch {
+// Notify watches the claim file in its directory (created if needed so it
+// can be watched): released, archived or replaced, and a local holder's
+// process. A failed attempt never changes that name (its temp file has
+// another, and link(2) fails).
+func (l *Locker) Notify(context.Context) (lease.Wake, error) {
 	path, err := l.claims.Path(l.cfg.Key)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil
+	var ws []fswatch.Watch
+	if err := os.MkdirAll(dir, dirMode); err == nil {
+		ws = []fswatch.Watch{{Dir: dir, Names: []string{filepath.Base(path)}}}
 	}
-	return []lease.Watch{{Dir: dir, Names: []string{filepath.Base(path)}}}
+	return fswatch.New(ws) // nothing watchable: the supervisor's back-off polls
 }
 
 type claimLease struct {
-	l       *Locker
-	pid     int
-	path    string
-	pending []PendingEvent // audit events not yet appended
+	l          *Locker
+	pid        int
+	acquiredAt int64 // the record's acquired_at, as written by this run
+	path       string
+	pending    []PendingEvent // audit events not yet appended
 }
 
 var _ lease.Starter = (*claimLease)(nil)
@@ -167,7 +180,6 @@ func (c *claimLease) Started(ctx context.Context) {
 	c.pending = nil
 }
 
-func (c *claimLease) File() *os.File     { return nil }
 func (c *claimLease) Env() []string      { return nil }
 func (c *claimLease) TTL() time.Duration { return c.l.cfg.TTL }
 
@@ -182,8 +194,12 @@ func (c *claimLease) Renew(ctx context.Context) error {
 		switch {
 		case errors.Is(err, errGoneAway):
 			return fmt.Errorf("claim %q: %s was removed: %w", key, c.path, lease.ErrLost)
+		case errors.Is(err, ErrCorrupted):
+			return fmt.Errorf("claim %q: %w: %w", key, err, lease.ErrLost)
+		case errors.Is(err, errTransientRead):
+			return fmt.Errorf("claim %q: %w (will retry)", key, err)
 		case err != nil:
-			return fmt.Errorf("claim %q: %v: %w", key, err, lease.ErrLost)
+			return fmt.Errorf("check claim %q (will retry): %w", key, err) // I/O: transient
 		case rec.Holder != holder || rec.PID != c.pid:
 			return fmt.Errorf("claim %q is now %s's (pid %d): %w", key, rec.Holder, rec.PID, lease.ErrLost)
 		}
@@ -202,8 +218,17 @@ func (c *claimLease) Renew(ctx context.Context) error {
 }
 
 // Finish releases the claim (holder-checked, non-strict), after appending
-// any acquisition event still pending, so the log stays in order.
-func (c *claimLease) Finish(ctx context.Context, _ lease.Result) error {
+// any acquisition event still pending, so the log stays in order. Past the
+// fencing deadline it first proves the record is still the one this run
+// wrote (holder, pid and acquired_at unchanged: nobody reclaimed it in the
+// meantime); otherwise the lease was lost and nothing is touched.
+func (c *claimLease) Finish(ctx context.Context, res lease.Result) error {
+	if res.PastFence {
+		rec, err := readClaimFile(c.path)
+		if err != nil || rec.Holder != c.l.cfg.Holder || rec.PID != c.pid || rec.AcquiredAt != c.acquiredAt {
+			return fmt.Errorf("claim %q past its fencing deadline is no longer ours: %w", c.l.cfg.Key, lease.ErrLost)
+		}
+	}
 	c.Started(ctx)
 	return c.l.claims.Release(ctx, c.l.cfg.Key, c.l.cfg.Holder)
 }

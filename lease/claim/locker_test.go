@@ -73,15 +73,16 @@ func TestNewLockerValidates(t *testing.T) {
 func TestLockerAcquireRecordsAnchorPIDAndReleases(t *testing.T) {
 	child := sleeper(t)
 	l := newTestLocker(t, LockerConfig{Key: "session:lk", Holder: "wrap:a", Reason: "test", Metadata: Metadata{{"b", 1}, {"a", "x"}}})
-	if l.Kind() != "claim" || !l.Anchored() || l.Key() != "session:lk" || l.Holder() != "wrap:a" {
-		t.Fatalf("identity: have %s %v %s %s", l.Kind(), l.Anchored(), l.Key(), l.Holder())
+	var _ lease.Anchored = l
+	if l.Kind() != "claim" || l.Key() != "session:lk" || l.Holder() != "wrap:a" {
+		t.Fatalf("identity: have %s %s %s", l.Kind(), l.Key(), l.Holder())
 	}
-	ls, err := l.Acquire(t.Context(), child.Process.Pid)
+	ls, err := l.AcquireAnchored(t.Context(), child.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ls.File() != nil || ls.Env() != nil || ls.TTL() != 0 {
-		t.Errorf("want no file, no env, TTL 0; have %v %v %v", ls.File(), ls.Env(), ls.TTL())
+	if _, ok := ls.(lease.FileHolder); ok || ls.Env() != nil || ls.TTL() != 0 {
+		t.Errorf("want no file, no env, TTL 0; have %T %v %v", ls, ls.Env(), ls.TTL())
 	}
 	st := l.claims.Status("session:lk")
 	if st.State != Live || st.Record.PID != child.Process.Pid {
@@ -108,11 +109,11 @@ func TestLockerHeldAndRefused(t *testing.T) {
 	child := sleeper(t)
 	root := t.TempDir()
 	owner := newTestLocker(t, LockerConfig{Key: "session:h", Holder: "owner", Root: root})
-	if _, err := owner.Acquire(t.Context(), child.Process.Pid); err != nil {
+	if _, err := owner.AcquireAnchored(t.Context(), child.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
 	other := newTestLocker(t, LockerConfig{Key: "session:h", Holder: "other", Root: root})
-	_, err := other.Acquire(t.Context(), os.Getpid())
+	_, err := other.AcquireAnchored(t.Context(), os.Getpid())
 	var held *lease.HeldError
 	if !errors.As(err, &held) || held.Holder != "owner" || held.PID != child.Process.Pid || held.Kind != "claim" {
 		t.Fatalf("want *lease.HeldError naming owner pid %d, have %v", child.Process.Pid, err)
@@ -121,7 +122,7 @@ func TestLockerHeldAndRefused(t *testing.T) {
 	os.MkdirAll(claimsDir(root), 0o755)
 	os.WriteFile(path, []byte("schema_version: 9\nkey: k\nholder: h\nacquired_at: 1\npid: 1\nhost: x\n"), 0o644)
 	bad := newTestLocker(t, LockerConfig{Key: "session:c", Holder: "h", Root: root})
-	_, err = bad.Acquire(t.Context(), os.Getpid())
+	_, err = bad.AcquireAnchored(t.Context(), os.Getpid())
 	if !errors.Is(err, lease.ErrRefused) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "move it aside") {
 		t.Errorf("want ErrRefused naming %s and the fix, have %v", path, err)
 	}
@@ -130,7 +131,7 @@ func TestLockerHeldAndRefused(t *testing.T) {
 func TestLockerRenewTTLAndLoss(t *testing.T) {
 	child := sleeper(t)
 	l := newTestLocker(t, LockerConfig{Key: "node:ttl", Holder: "me", TTL: time.Minute})
-	ls, err := l.Acquire(t.Context(), child.Process.Pid)
+	ls, err := l.AcquireAnchored(t.Context(), child.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,7 @@ func TestLockerRenewTTLAndLoss(t *testing.T) {
 func TestLockerPIDClaimLostWhenReanchoredOrCorrupted(t *testing.T) {
 	child := sleeper(t)
 	l := newTestLocker(t, LockerConfig{Key: "session:p", Holder: "me"})
-	ls, err := l.Acquire(t.Context(), child.Process.Pid)
+	ls, err := l.AcquireAnchored(t.Context(), child.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,12 +185,23 @@ func TestLockerPIDClaimLostWhenReanchoredOrCorrupted(t *testing.T) {
 func TestLockerWatchesTheClaimFileAndCreatesItsDir(t *testing.T) {
 	root := t.TempDir()
 	l := newTestLocker(t, LockerConfig{Key: "session:w", Holder: "h", Root: root})
-	ws := l.Watches()
-	if len(ws) != 1 || ws[0].Dir != claimsDir(root) || len(ws[0].Names) != 1 || ws[0].Names[0] != "session%3Aw.lock" {
-		t.Fatalf("want the claim file session%%3Aw.lock in %s, have %+v", claimsDir(root), ws)
+	w, err := l.Notify(t.Context())
+	if err != nil {
+		t.Fatal(err)
 	}
-	if fi, err := os.Stat(ws[0].Dir); err != nil || !fi.IsDir() {
-		t.Errorf("want the directory created, have %v", err)
+	defer w.Close()
+	if fi, err := os.Stat(claimsDir(root)); err != nil || !fi.IsDir() {
+		t.Fatalf("want the directory created, have %v", err)
+	}
+	// Another name in the directory does not wake the waiter; the claim
+	// file does.
+	os.WriteFile(filepath.Join(claimsDir(root), "other.lock"), nil, 0o644)
+	if woke, err := w.Wait(t.Context(), nil, 50*time.Millisecond); woke || err != nil {
+		t.Fatalf("another file: want no wake-up, have %v %v", woke, err)
+	}
+	os.WriteFile(filepath.Join(claimsDir(root), "session%3Aw.lock"), nil, 0o644)
+	if woke, err := w.Wait(t.Context(), nil, 10*time.Second); !woke || err != nil {
+		t.Fatalf("the claim file: want a wake-up, have %v %v", woke, err)
 	}
 }
 
@@ -210,7 +222,7 @@ func TestLockerProbeReportsOnlyAVisiblyHeldClaim(t *testing.T) {
 		t.Fatalf("free claim: want nil, have %v", err)
 	}
 	owner := newTestLocker(t, LockerConfig{Key: "session:p", Holder: "owner", Root: root})
-	if _, err := owner.Acquire(t.Context(), child.Process.Pid); err != nil {
+	if _, err := owner.AcquireAnchored(t.Context(), child.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(claimFile(root, "session:p"))
@@ -218,8 +230,8 @@ func TestLockerProbeReportsOnlyAVisiblyHeldClaim(t *testing.T) {
 	if err := other.Probe(t.Context()); !errors.As(err, &held) || held.Holder != "owner" || held.PID != child.Process.Pid {
 		t.Fatalf("live other holder: want *lease.HeldError naming owner, have %v", err)
 	}
-	if err := owner.Probe(t.Context()); err != nil {
-		t.Fatalf("our own claim: want nil (Acquire re-acquires), have %v", err)
+	if err := owner.Probe(t.Context()); !errors.As(err, &held) || held.Holder != "owner" {
+		t.Fatalf("a live claim under our own holder name: want *lease.HeldError (a run verb never re-acquires), have %v", err)
 	}
 	if after, _ := os.ReadFile(claimFile(root, "session:p")); string(after) != string(before) {
 		t.Fatal("Probe changed the claim file")
@@ -246,7 +258,7 @@ func TestLockerDefersTheAcquiredEventUntilStarted(t *testing.T) {
 	}
 	root := t.TempDir()
 	l := newTestLocker(t, LockerConfig{Key: "session:d", Holder: "h", Root: root})
-	ls, err := l.Acquire(t.Context(), child.Process.Pid)
+	ls, err := l.AcquireAnchored(t.Context(), child.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +278,7 @@ func TestLockerDefersTheAcquiredEventUntilStarted(t *testing.T) {
 
 	root = t.TempDir()
 	l = newTestLocker(t, LockerConfig{Key: "session:d", Holder: "h", Root: root})
-	if ls, err = l.Acquire(t.Context(), child.Process.Pid); err != nil {
+	if ls, err = l.AcquireAnchored(t.Context(), child.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
 	if err := ls.Finish(t.Context(), lease.Result{}); err != nil {
@@ -275,5 +287,49 @@ func TestLockerDefersTheAcquiredEventUntilStarted(t *testing.T) {
 	got := events(root)
 	if a, r := strings.Index(got, "claim_acquired"), strings.Index(got, "claim_released"); a < 0 || r < a {
 		t.Fatalf("without Started: want acquired then released, have %q", got)
+	}
+}
+
+// TestLockerSameHolderIsAConflict: a run verb's Locker treats a live claim
+// under its own holder name like any other holder's (a second wrapper
+// given the same --holder must not run, nor rewrite the first's pid); a
+// stale one is reclaimed; the protocol's Acquire still re-acquires
+// idempotently.
+func TestLockerSameHolderIsAConflict(t *testing.T) {
+	first, second := sleeper(t), sleeper(t)
+	root := t.TempDir()
+	a := newTestLocker(t, LockerConfig{Key: "nightly", Holder: "nightly", Root: root})
+	b := newTestLocker(t, LockerConfig{Key: "nightly", Holder: "nightly", Root: root})
+	if _, err := a.AcquireAnchored(t.Context(), first.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	path := claimFile(root, "nightly")
+	before, _ := os.ReadFile(path)
+	var held *lease.HeldError
+	if _, err := b.AcquireAnchored(t.Context(), second.Process.Pid); !errors.As(err, &held) || held.PID != first.Process.Pid {
+		t.Fatalf("same holder, live: want *lease.HeldError naming pid %d, have %v", first.Process.Pid, err)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(before) {
+		t.Fatalf("the refused Acquire rewrote the claim:\n%s\nwas:\n%s", after, before)
+	}
+
+	// The protocol's acquire (the admin verb) keeps its idempotent re-acquire.
+	acq, err := a.claims.Acquire(t.Context(), "nightly", "nightly", AcquireOptions{PID: second.Process.Pid})
+	if err != nil || acq.Event != EventIdempotentReacquire || acq.Record.PID != second.Process.Pid {
+		t.Fatalf("protocol acquire, same holder: want an idempotent re-acquire naming pid %d, have %+v, %v", second.Process.Pid, acq, err)
+	}
+
+	// Stale under the same holder name: reclaimed, not re-acquired.
+	second.Process.Kill()
+	second.Wait()
+	ls, err := b.AcquireAnchored(t.Context(), first.Process.Pid)
+	if err != nil {
+		t.Fatalf("same holder, stale: want a reclaim, have %v", err)
+	}
+	if got := readClaimMust(t, path); got.PID != first.Process.Pid {
+		t.Fatalf("want the claim to name pid %d, have %d", first.Process.Pid, got.PID)
+	}
+	if pend := ls.(*claimLease).pending; len(pend) != 1 || pend[0].Type != EventStaleReclaimed {
+		t.Fatalf("want a stale_reclaimed event, have %+v", pend)
 	}
 }

@@ -3,6 +3,7 @@ package claim
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -33,17 +34,6 @@ func (m Metadata) Get(key string) (any, bool) {
 		}
 	}
 	return nil, false
-}
-
-// MetadataFromMap converts a Go map (as decoded by encoding/json or built
-// by a caller) to Metadata. Go maps have no order, so keys are sorted,
-// recursively. Integers become *big.Int; unsupported types are an error.
-func MetadataFromMap(m map[string]any) (Metadata, error) {
-	v, err := normalize(m)
-	if err != nil {
-		return nil, err
-	}
-	return v.(Metadata), nil
 }
 
 func normalize(v any) (any, error) {
@@ -133,15 +123,25 @@ func ParseMetadataJSON(data []byte) (Metadata, error) {
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
 		return nil, fmt.Errorf("%w: metadata must be a JSON object, have %s", ErrInvalid, describeToken(tok))
 	}
-	m, err := decodeObject(dec)
+	m, err := decodeObject(dec, 2)
+	if errors.Is(err, errTooDeep) {
+		return nil, fmt.Errorf("%w: metadata nests more than %d levels deep; claims nest at most %d levels (root included), the limit of the Rust peer's YAML reader",
+			ErrInvalid, MaxNesting-1, MaxNesting)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: metadata is not valid JSON: %v", ErrInvalid, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("%w: metadata has trailing data after the JSON object", ErrInvalid)
 	}
+	if _, err := marshalRecord(&Record{Key: "k", Holder: "h", Metadata: m}); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
+
+// errTooDeep stops decoding metadata nested deeper than a claim may be.
+var errTooDeep = errors.New("too deep")
 
 func describeToken(tok json.Token) string {
 	switch tok.(type) {
@@ -159,8 +159,12 @@ func describeToken(tok json.Token) string {
 	return fmt.Sprintf("%T", tok)
 }
 
-func decodeObject(dec *json.Decoder) (Metadata, error) {
+func decodeObject(dec *json.Decoder, depth int) (Metadata, error) {
+	if depth > MaxNesting {
+		return nil, errTooDeep
+	}
 	out := Metadata{}
+	index := map[string]int{}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -170,17 +174,14 @@ func decodeObject(dec *json.Decoder) (Metadata, error) {
 		if !ok {
 			return nil, fmt.Errorf("object key is not a string")
 		}
-		v, err := decodeValue(dec)
+		v, err := decodeValue(dec, depth)
 		if err != nil {
 			return nil, err
 		}
-		replaced := false
-		for i := range out {
-			if out[i].Key == k {
-				out[i].Value, replaced = v, true
-			}
-		}
-		if !replaced {
+		if i, ok := index[k]; ok {
+			out[i].Value = v
+		} else {
+			index[k] = len(out)
 			out = append(out, Field{k, v})
 		}
 	}
@@ -190,7 +191,10 @@ func decodeObject(dec *json.Decoder) (Metadata, error) {
 	return out, nil
 }
 
-func decodeValue(dec *json.Decoder) (any, error) {
+// decodeValue decodes the value that follows in dec; depth is how deeply
+// its enclosing collections nest in the claim (the record's root mapping
+// counting as one).
+func decodeValue(dec *json.Decoder, depth int) (any, error) {
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, err
@@ -199,11 +203,14 @@ func decodeValue(dec *json.Decoder) (any, error) {
 	case json.Delim:
 		switch t {
 		case '{':
-			return decodeObject(dec)
+			return decodeObject(dec, depth+1)
 		case '[':
+			if depth+1 > MaxNesting {
+				return nil, errTooDeep
+			}
 			list := []any{}
 			for dec.More() {
-				v, err := decodeValue(dec)
+				v, err := decodeValue(dec, depth+1)
 				if err != nil {
 					return nil, err
 				}

@@ -138,17 +138,17 @@ func TestEventsLockFreshContentionStillTimesOut(t *testing.T) {
 func TestReleaseAfterStealLeavesNewHolderIntact(t *testing.T) {
 	c, _ := newTestClaims(t)
 	lock := filepath.Join(t.TempDir(), "events.jsonl.lock.d")
-	victim, ok := c.acquireDirMutex(t.Context(), lock, 5*time.Second, true)
-	if !ok {
-		t.Fatal("victim could not acquire")
+	victim, err := c.acquireDirMutex(t.Context(), lock, 5*time.Second, true)
+	if err != nil {
+		t.Fatalf("victim could not acquire: %v", err)
 	}
 	ageDir(t, lock, staleMutexSteal+60*time.Second)
 	if !c.stealIfStale(lock) {
 		t.Fatal("stealer did not reap the corpse")
 	}
-	newHolder, ok := c.acquireDirMutex(t.Context(), lock, 5*time.Second, true)
-	if !ok || newHolder == victim {
-		t.Fatalf("want a new holder with its own token, have %q (ok %v)", newHolder, ok)
+	newHolder, err := c.acquireDirMutex(t.Context(), lock, 5*time.Second, true)
+	if err != nil || newHolder == victim {
+		t.Fatalf("want a new holder with its own token, have %q (%v)", newHolder, err)
 	}
 	c.releaseDirMutex(lock, victim)
 	if _, err := os.Stat(lock); err != nil {

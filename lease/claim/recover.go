@@ -20,7 +20,7 @@ func lstat(path string) (fs.FileInfo, error) { return os.Lstat(path) }
 // and retries; only a corpse older than 120 s is stolen, by rename.
 func (c *Claims) recoverStale(ctx context.Context, path, key, holder string, o AcquireOptions) (*Acquisition, bool, error) {
 	mutex := recoveryMutex(path)
-	err := os.Mkdir(mutex, 0o755)
+	tok, err := c.takeDirMutex(mutex)
 	switch {
 	case errors.Is(err, fs.ErrExist):
 		if !c.stealIfStale(mutex) {
@@ -33,7 +33,6 @@ func (c *Claims) recoverStale(ctx context.Context, path, key, holder string, o A
 		return nil, false, fmt.Errorf("take recovery mutex %s: %w", mutex, err)
 	}
 	fault.Point("claim.recovery-mutex-taken")
-	tok := c.stampOwner(mutex)
 	defer c.releaseDirMutex(mutex, tok)
 	return c.recoverStaleLocked(ctx, path, key, holder, o)
 }
@@ -60,7 +59,7 @@ func (c *Claims) recoverStaleLocked(ctx context.Context, path, key, holder strin
 	if err != nil {
 		return nil, false, err
 	}
-	if existing.Holder == holder {
+	if o.reacquires(existing, holder) {
 		acq, err := c.idempotentReacquire(ctx, path, key, holder, o, existing)
 		return acq, false, err
 	}

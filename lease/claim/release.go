@@ -35,9 +35,9 @@ func (c *Claims) Release(ctx context.Context, key, holder string) error {
 	// delete that new claim (two holders). A mutex held past the wait
 	// leaves our claim in place: its pid is dead, so it is reclaimable.
 	mutex := recoveryMutex(path)
-	tok, ok := c.acquireDirMutex(ctx, mutex, c.mutexWait, true)
-	if !ok {
-		c.log.Warn("claims: release skipped, recovery mutex busy; the claim stays until reclaimed", "path", path)
+	tok, err := c.acquireDirMutex(ctx, mutex, c.mutexWait, true)
+	if err != nil {
+		c.log.Warn("claims: release skipped, recovery mutex not taken; the claim stays until reclaimed", "path", path, "err", err)
 		return nil
 	}
 	defer c.releaseDirMutex(mutex, tok)

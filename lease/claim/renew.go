@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 
 	"github.com/leasewrap/leasewrap/internal/fault"
 )
@@ -33,7 +33,10 @@ const (
 // Renew resets holder's TTL claim on key to expires_at = now + ttlMs (a
 // fixed window, never a growing span), under the recovery mutex, re-read
 // inside it. acquired_at, pid and every other field are preserved. An
-// error is returned only for invalid input or a failed write.
+// error is returned for invalid input and for an I/O failure (a failed
+// read, a mutex whose owner file could not be written, a failed write):
+// the mutex this call made is removed again whatever failed, so the next
+// renewal can retry; none of these is a loss.
 func (c *Claims) Renew(ctx context.Context, key, holder string, ttlMs int64) (RenewResult, error) {
 	if key == "" || holder == "" {
 		return "", fmt.Errorf("%w: key and holder must be non-empty", ErrInvalid)
@@ -46,19 +49,27 @@ func (c *Claims) Renew(ctx context.Context, key, holder string, ttlMs int64) (Re
 		return "", err
 	}
 	// Cheap pre-check outside the mutex.
-	if res, _ := c.renewable(path, holder); res != "" {
-		return res, nil
+	if res, _, err := c.renewable(path, holder); res != "" || err != nil {
+		return res, err
 	}
 	mutex := recoveryMutex(path)
-	if os.Mkdir(mutex, 0o755) != nil && !(c.stealIfStale(mutex) && os.Mkdir(mutex, 0o755) == nil) {
-		return NotRenewedBusy, nil
+	tok, err := c.takeDirMutex(mutex)
+	if errors.Is(err, fs.ErrExist) && c.stealIfStale(mutex) {
+		tok, err = c.takeDirMutex(mutex)
 	}
-	tok := c.stampOwner(mutex)
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return NotRenewedBusy, nil
+	case err != nil:
+		// Our own mutex is gone again (takeDirMutex removes what it
+		// made): an I/O failure the next renewal retries, not a loss.
+		return "", fmt.Errorf("renew %s: %w", path, err)
+	}
 	defer c.releaseDirMutex(mutex, tok)
 
-	res, rec := c.renewable(path, holder)
-	if res != "" {
-		return res, nil
+	res, rec, err := c.renewable(path, holder)
+	if res != "" || err != nil {
+		return res, err
 	}
 	if isExpired(rec, c.nowMs()) {
 		return NotRenewedExpired, nil
@@ -75,18 +86,21 @@ func (c *Claims) Renew(ctx context.Context, key, holder string, ttlMs int64) (Re
 	return Renewed, nil
 }
 
-// renewable returns "" and the record when path holds holder's TTL claim.
-func (c *Claims) renewable(path, holder string) (RenewResult, *Record) {
+// renewable returns "" and the record when path holds holder's TTL claim,
+// and an error (no result) when the read failed in a way that may pass.
+func (c *Claims) renewable(path, holder string) (RenewResult, *Record, error) {
 	rec, err := readClaimFile(path)
 	switch {
 	case errors.Is(err, errGoneAway):
-		return NotRenewedMissing, nil
+		return NotRenewedMissing, nil, nil
+	case errors.Is(err, errTransientRead):
+		return "", nil, fmt.Errorf("renew: %w", err)
 	case err != nil:
-		return NotRenewedCorrupted, nil
+		return NotRenewedCorrupted, nil, nil
 	case rec.Holder != holder:
-		return NotRenewedOther, nil
+		return NotRenewedOther, nil, nil
 	case rec.ExpiresAt == nil:
-		return NotRenewedNoTTL, nil
+		return NotRenewedNoTTL, nil, nil
 	}
-	return "", rec
+	return "", rec, nil
 }

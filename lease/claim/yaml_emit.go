@@ -33,8 +33,18 @@ type emitter struct {
 // marshalRecord renders rec as the Python writer does, field order
 // schema_version, key, holder, acquired_at, pid, host, machine_id?,
 // expires_at?, reason?, harness?, metadata?.
+// A record the readers would refuse (see MaxNesting, MaxRecordBytes) is
+// an ErrInvalid error instead: nothing is written.
 func marshalRecord(rec *Record) ([]byte, error) {
-	return dumpYAML(recordFields(rec))
+	if err := checkWritable(rec); err != nil {
+		return nil, err
+	}
+	out, err := dumpYAML(recordFields(rec))
+	if err == nil && len(out) > MaxRecordBytes {
+		return nil, fmt.Errorf("%w: the claim would be %d bytes, more than the %d (%d MiB) that readers accept; attach less metadata",
+			ErrInvalid, len(out), MaxRecordBytes, MaxRecordBytes>>20)
+	}
+	return out, err
 }
 
 // recordFields is the record as the ordered mapping the Python writer

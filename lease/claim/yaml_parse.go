@@ -14,13 +14,23 @@ import (
 // fields alike, schema_version defaulting to 1. Plain scalars are typed
 // with PyYAML's (YAML 1.1) resolvers. It returns a reason string (never an
 // error value) when the text must be treated as Corrupted.
+//
+// Text longer than MaxRecordBytes, or nested deeper than MaxNesting, is
+// refused before it is interpreted; the rest of the work is linear in the
+// text (mappings are indexed, never compared pairwise).
 func parseRecord(text []byte) (*Record, string) {
+	if len(text) > MaxRecordBytes {
+		return nil, fmt.Sprintf("larger than %d bytes (%d MiB), the bound on a claim file; no writer produces such a claim", MaxRecordBytes, MaxRecordBytes>>20)
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(text, &doc); err != nil {
 		return nil, fmt.Sprintf("YAML parse failed: %v", err)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil, "empty document, not a mapping"
+	}
+	if reason := checkTree(doc.Content[0]); reason != "" {
+		return nil, reason
 	}
 	root := deref(doc.Content[0])
 	if root.Kind != yaml.MappingNode {
@@ -165,6 +175,7 @@ func nodeValue(n *yaml.Node) (any, error) {
 		return out, nil
 	case yaml.MappingNode:
 		out := Metadata{}
+		index := make(map[string]int, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			kv, err := nodeValue(n.Content[i])
 			if err != nil {
@@ -178,13 +189,11 @@ func nodeValue(n *yaml.Node) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			replaced := false
-			for j := range out {
-				if out[j].Key == k {
-					out[j].Value, replaced = v, true
-				}
-			}
-			if !replaced {
+			// A repeated key keeps its first position and its last value.
+			if j, ok := index[k]; ok {
+				out[j].Value = v
+			} else {
+				index[k] = len(out)
 				out = append(out, Field{k, v})
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // PyYAML (YAML 1.1) implicit resolvers, in PyYAML's order. The writer
@@ -14,14 +15,14 @@ import (
 // needs them to type plain scalars exactly as a Python peer does.
 // Python's `$` also matches before one trailing newline; `\n?\z` keeps that.
 var (
-	reBool  = regexp.MustCompile(`^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)\n?\z`)
-	reFloat = regexp.MustCompile(`^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))\n?\z`)
-	reInt   = regexp.MustCompile(`^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)\n?\z`)
-	reMerge = regexp.MustCompile(`^(?:<<)\n?\z`)
-	reNull  = regexp.MustCompile(`^(?:~|null|Null|NULL|)\n?\z`)
-	reTime  = regexp.MustCompile(`^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)\n?\z`)
-	reValue = regexp.MustCompile(`^(?:=)\n?\z`)
-	reYAML  = regexp.MustCompile(`^(?:!|&|\*)\n?\z`)
+	reBool  = lazyRegexp(`^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)\n?\z`)
+	reFloat = lazyRegexp(`^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))\n?\z`)
+	reInt   = lazyRegexp(`^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)\n?\z`)
+	reMerge = lazyRegexp(`^(?:<<)\n?\z`)
+	reNull  = lazyRegexp(`^(?:~|null|Null|NULL|)\n?\z`)
+	reTime  = lazyRegexp(`^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)\n?\z`)
+	reValue = lazyRegexp(`^(?:=)\n?\z`)
+	reYAML  = lazyRegexp(`^(?:!|&|\*)\n?\z`)
 )
 
 const (
@@ -38,8 +39,15 @@ const (
 
 type resolver struct {
 	first string // the first characters the resolver is registered for
-	re    *regexp.Regexp
+	re    func() *regexp.Regexp
 	tag   string
+}
+
+// lazyRegexp compiles expr on first use rather than at start-up: most
+// invocations (a reservation, a session, --version) never resolve a YAML
+// scalar.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
 
 // resolvers in PyYAML's registration order; resolution tries the ones
@@ -62,7 +70,7 @@ func resolvePlain(s string) string {
 	}
 	r := []rune(s)[0]
 	for _, res := range resolvers {
-		if strings.ContainsRune(res.first, r) && res.re.MatchString(s) {
+		if strings.ContainsRune(res.first, r) && res.re().MatchString(s) {
 			return res.tag
 		}
 	}

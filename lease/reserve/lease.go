@@ -27,6 +27,8 @@ var _ lease.Lease = (*reservationLease)(nil)
 // RunID is the reserved run id.
 func (r *reservationLease) RunID() string { return r.runID }
 
+var _ lease.FileHolder = (*reservationLease)(nil)
+
 // File is the locked materializer lease for the child to inherit. Finish
 // closes it; nobody else may.
 func (r *reservationLease) File() *os.File { return r.ml.File() }

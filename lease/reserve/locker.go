@@ -9,6 +9,7 @@ import (
 
 	"github.com/leasewrap/leasewrap/internal/fault"
 	"github.com/leasewrap/leasewrap/lease"
+	"github.com/leasewrap/leasewrap/lease/fswatch"
 )
 
 // Kind is the lease kind name of reservations.
@@ -79,18 +80,14 @@ func (l *Locker) Key() string { return l.cfg.Key }
 // last successful Acquire ("" before that when none was configured).
 func (l *Locker) Holder() string { return l.holder }
 
-// Anchored is false: the reservation is taken before the child starts and
-// the child inherits the materializer lease.
-func (l *Locker) Anchored() bool { return false }
-
-// Watches are the key's record (released, reclaimed), the runs directory
+// Notify watches the key's record (released, reclaimed), the runs directory
 // (a run published) and the materializer leases (the last descriptor of a
 // creator's lease closed: its flock is gone). Directories are created if
 // needed. A failed attempt only opens the key's .lock (another name) and
 // probes leases read-only, so it never wakes its own waiter.
-func (l *Locker) Watches() []lease.Watch {
+func (l *Locker) Notify(context.Context) (lease.Wake, error) {
 	lay := l.store.Layout()
-	ws := []lease.Watch{
+	ws := []fswatch.Watch{
 		{Dir: lay.IdempotencyDir(), Names: []string{filepath.Base(l.store.RecordPath(l.key))}},
 		{Dir: lay.RunsDir()},
 		{Dir: lay.MaterializerDir()},
@@ -98,12 +95,12 @@ func (l *Locker) Watches() []lease.Watch {
 	for _, w := range ws {
 		os.MkdirAll(w.Dir, 0o777)
 	}
-	return ws
+	return fswatch.New(ws)
 }
 
 // Acquire tries once to reserve the key (see the package doc for the
-// decision table). pid is ignored.
-func (l *Locker) Acquire(ctx context.Context, _ int) (lease.Lease, error) {
+// decision table).
+func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
 	observed, err := l.store.Lookup(ctx, l.key)
 	if err != nil {
 		return nil, l.refusal(err)

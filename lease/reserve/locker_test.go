@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/testutil"
 	"github.com/leasewrap/leasewrap/lease"
 )
 
@@ -30,7 +31,7 @@ func newTestLocker(t *testing.T, home string, mod func(*LockerConfig)) *Locker {
 
 func acquire(t *testing.T, l *Locker) *reservationLease {
 	t.Helper()
-	ls, err := l.Acquire(context.Background(), 0)
+	ls, err := l.Acquire(context.Background())
 	if err != nil {
 		t.Fatalf("acquire: %v", err)
 	}
@@ -53,8 +54,8 @@ func readRecordFile(t *testing.T, path string) *Record {
 func TestLockerFreshAcquireWritesCreatorAndHoldsLease(t *testing.T) {
 	home := t.TempDir()
 	l := newTestLocker(t, home, nil)
-	if l.Kind() != "reservation" || l.Anchored() || l.Key() != "job" {
-		t.Fatalf("want kind reservation, unanchored, key job; have %s %v %s", l.Kind(), l.Anchored(), l.Key())
+	if l.Kind() != "reservation" || l.Key() != "job" {
+		t.Fatalf("want kind reservation, key job; have %s %s", l.Kind(), l.Key())
 	}
 	rl := acquire(t, l)
 	defer rl.ml.Close()
@@ -75,12 +76,18 @@ func TestLockerFreshAcquireWritesCreatorAndHoldsLease(t *testing.T) {
 	if err := rl.Renew(context.Background()); err != nil {
 		t.Fatalf("renew: %v", err)
 	}
-	if _, err := l.Acquire(context.Background(), 0); !errors.Is(err, lease.ErrHeld) {
+	if _, err := l.Acquire(context.Background()); !errors.Is(err, lease.ErrHeld) {
 		t.Fatalf("second acquire while held: want ErrHeld, have %v", err)
 	}
-	for _, w := range l.Watches() {
-		if fi, err := os.Stat(w.Dir); err != nil || !fi.IsDir() {
-			t.Fatalf("watch dir %s: %v", w.Dir, err)
+	w, err := l.Notify(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	lay := l.store.Layout()
+	for _, dir := range []string{lay.IdempotencyDir(), lay.RunsDir(), lay.MaterializerDir()} {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			t.Fatalf("watched dir %s: %v", dir, err)
 		}
 	}
 }
@@ -118,7 +125,7 @@ func TestLockerFinish(t *testing.T) {
 			if published != tc.wantPublished || (recErr == nil) != tc.wantRecord {
 				t.Fatalf("want published %v record %v, have %v %v", tc.wantPublished, tc.wantRecord, published, recErr)
 			}
-			_, err := newTestLocker(t, home, nil).Acquire(context.Background(), 0)
+			_, err := newTestLocker(t, home, nil).Acquire(context.Background())
 			if !tc.wantPublished {
 				if err != nil {
 					t.Fatalf("retry after release: want a fresh run, have %v", err)
@@ -184,22 +191,22 @@ func TestLockerRenewReportsLoss(t *testing.T) {
 func TestLockerReclaimsAfterCreatorIsKilled(t *testing.T) {
 	home := t.TempDir()
 	h := startHelper(t, "hold", "RESERVE_HOME="+home, "RESERVE_KEY=job")
-	f := strings.Fields(h.line(t))
+	f := strings.Fields(h.Line(t, helperWait))
 	if len(f) != 3 || f[0] != "held" {
 		t.Fatalf("helper: want held, have %v", f)
 	}
 	old := f[1]
 	l := newTestLocker(t, home, func(c *LockerConfig) { c.Repo, c.Branch = "", "" })
-	_, err := l.Acquire(context.Background(), 0)
+	_, err := l.Acquire(context.Background())
 	var he *lease.HeldError
-	if !errors.As(err, &he) || he.Holder != old || he.PID != h.cmd.Process.Pid || !strings.Contains(he.Detail, "creator live") {
-		t.Fatalf("want held by %s pid %d, have %v", old, h.cmd.Process.Pid, err)
+	if !errors.As(err, &he) || he.Holder != old || he.PID != h.Pid() || !strings.Contains(he.Detail, "creator live") {
+		t.Fatalf("want held by %s pid %d, have %v", old, h.Pid(), err)
 	}
 	staging := l.store.Layout().StagingDir(old)
 	os.MkdirAll(filepath.Join(staging, "partial"), 0o755)
 
-	h.cmd.Process.Kill()
-	h.wait(t)
+	h.Cmd.Process.Kill()
+	h.Wait(t, helperWait)
 	rl := acquire(t, l)
 	defer rl.ml.Close()
 	if rl.RunID() == old {
@@ -219,24 +226,24 @@ func TestLockerReclaimsAfterCreatorIsKilled(t *testing.T) {
 func TestLockerInheritedLeaseOutlivesCreator(t *testing.T) {
 	home := t.TempDir()
 	h := startHelper(t, "hold", "RESERVE_HOME="+home, "RESERVE_KEY=job", "RESERVE_GRANDCHILD=1")
-	f := strings.Fields(h.line(t))
+	f := strings.Fields(h.Line(t, helperWait))
 	if len(f) != 3 || f[0] != "held" {
 		t.Fatalf("helper: want held, have %v", f)
 	}
 	gpid, _ := strconv.Atoi(f[2])
 	grand, _ := os.FindProcess(gpid)
 	defer grand.Kill()
-	h.cmd.Process.Kill()
-	h.wait(t)
+	h.Cmd.Process.Kill()
+	h.Wait(t, helperWait)
 	l := newTestLocker(t, home, func(c *LockerConfig) { c.Repo, c.Branch = "", "" })
-	if _, err := l.Acquire(context.Background(), 0); !errors.Is(err, lease.ErrHeld) {
+	if _, err := l.Acquire(context.Background()); !errors.Is(err, lease.ErrHeld) {
 		t.Fatalf("creator dead but grandchild holds the lease: want ErrHeld, have %v", err)
 	}
 	grand.Kill()
 	// The grandchild is not our child: wait until the kernel dropped its lock.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		_, err := l.Acquire(context.Background(), 0)
+		_, err := l.Acquire(context.Background())
 		if err == nil {
 			break
 		}
@@ -268,7 +275,7 @@ func TestLockerRefusesWhatItCannotDecide(t *testing.T) {
 			p := l.store.RecordPath(l.key)
 			os.MkdirAll(filepath.Dir(p), 0o755)
 			os.WriteFile(p, []byte(tc.content), 0o644)
-			_, err := l.Acquire(context.Background(), 0)
+			_, err := l.Acquire(context.Background())
 			if !errors.Is(err, lease.ErrRefused) {
 				t.Fatalf("want ErrRefused, have %v", err)
 			}
@@ -311,7 +318,7 @@ func TestLockerReplaysPublishedRuns(t *testing.T) {
 			mp := l.store.Layout().ManifestPath("01runaaaaaaaaaaaaaaaaaaaaaaaaa")
 			os.MkdirAll(filepath.Dir(mp), 0o755)
 			os.WriteFile(mp, []byte(tc.manifest), 0o644)
-			_, err := l.Acquire(context.Background(), 0)
+			_, err := l.Acquire(context.Background())
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) || !strings.Contains(err.Error(), tc.want) {
 					t.Fatalf("want %v naming %s, have %v", tc.wantErr, tc.want, err)
@@ -349,13 +356,13 @@ func TestNewLockerValidates(t *testing.T) {
 func TestLockerAcquireIsExclusiveAcrossProcesses(t *testing.T) {
 	home := t.TempDir()
 	const n = 8
-	helpers := make([]*helper, n)
+	helpers := make([]*testutil.Proc, n)
 	for i := range n {
 		helpers[i] = startHelper(t, "hold", "RESERVE_HOME="+home, "RESERVE_KEY=job")
 	}
 	held := 0
 	for i, h := range helpers {
-		line := h.line(t)
+		line := h.Line(t, helperWait)
 		switch {
 		case strings.HasPrefix(line, "held "):
 			held++

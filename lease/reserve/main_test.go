@@ -1,16 +1,17 @@
 package reserve
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/testutil"
+	"github.com/leasewrap/leasewrap/lease"
 )
 
 // helperEnv switches the test binary into a helper process (see TestMain);
@@ -69,7 +70,7 @@ func helperHold() int {
 		fmt.Println("error", err)
 		return 1
 	}
-	ls, err := l.Acquire(context.Background(), 0)
+	ls, err := l.Acquire(context.Background())
 	if err != nil {
 		fmt.Println("error", err)
 		return 1
@@ -77,7 +78,7 @@ func helperHold() int {
 	gpid := 0
 	if os.Getenv("RESERVE_GRANDCHILD") == "1" {
 		c := exec.Command("sleep", "60")
-		c.ExtraFiles = []*os.File{ls.File()}
+		c.ExtraFiles = []*os.File{ls.(lease.FileHolder).File()}
 		if err := c.Start(); err != nil {
 			fmt.Println("error", err)
 			return 1
@@ -95,72 +96,15 @@ func helperHold() int {
 	return 0
 }
 
-// helper is a running helper process.
-type helper struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	out   *bufio.Reader
-}
-
-// startHelper starts the test binary as helper kind with env.
-func startHelper(t *testing.T, kind string, env ...string) *helper {
+// startHelper starts the test binary as helper kind with env; it talks
+// over its stdin and stdout.
+func startHelper(t *testing.T, kind string, env ...string) *testutil.Proc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(append(os.Environ(), helperEnv+"="+kind), env...)
 	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	h := &helper{cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout)}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	return h
+	return testutil.StartPiped(t, cmd)
 }
 
-// line reads the helper's next output line, failing after a deadline.
-func (h *helper) line(t *testing.T) string {
-	t.Helper()
-	type res struct {
-		s   string
-		err error
-	}
-	ch := make(chan res, 1)
-	go func() {
-		s, err := h.out.ReadString('\n')
-		ch <- res{strings.TrimSpace(s), err}
-	}()
-	select {
-	case r := <-ch:
-		if r.err != nil {
-			t.Fatalf("helper pid %d: read: %v (have %q)", h.cmd.Process.Pid, r.err, r.s)
-		}
-		return r.s
-	case <-time.After(30 * time.Second):
-		t.Fatalf("helper pid %d: no output within 30s", h.cmd.Process.Pid)
-	}
-	return ""
-}
-
-// wait waits for the helper to exit, failing after a deadline.
-func (h *helper) wait(t *testing.T) error {
-	t.Helper()
-	ch := make(chan error, 1)
-	go func() { ch <- h.cmd.Wait() }()
-	select {
-	case err := <-ch:
-		return err
-	case <-time.After(30 * time.Second):
-		t.Fatalf("helper pid %d did not exit within 30s", h.cmd.Process.Pid)
-	}
-	return nil
-}
+// helperWait bounds every wait of a test on a helper's output or exit.
+const helperWait = 30 * time.Second

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/leasewrap/leasewrap/internal/fault"
@@ -110,7 +111,7 @@ func ReadReplay(l Layout, runID string) (*Replay, error) {
 		return &RecordError{Path: p, Reason: ErrManifest, Detail: detail +
 			"; the run is published so it will not run again, but its exit code cannot be replayed. Inspect or repair the manifest"}
 	}
-	data, err := os.ReadFile(p)
+	data, err := readManifest(p)
 	if err != nil {
 		return nil, refuse(fmt.Sprintf("read: %v", err))
 	}
@@ -139,6 +140,18 @@ func ReadReplay(l Layout, runID string) (*Replay, error) {
 		}
 	}
 	return r, nil
+}
+
+// readManifest reads at most MaxManifestBytes of the manifest at p,
+// following symlinks as orchestratectl does. O_NONBLOCK keeps a FIFO
+// planted there from hanging the read (it reads as empty, so undecodable).
+func readManifest(p string) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readBounded(f, MaxManifestBytes)
 }
 
 // Summary describes the replay for people.

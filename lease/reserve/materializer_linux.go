@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/internal/fdlock"
 )
 
 // MaterializerLease is the lifetime flock of a run's creator:
@@ -22,7 +24,8 @@ type MaterializerLease struct {
 }
 
 // AcquireMaterializerLease creates (if needed) and locks the lease file of
-// runID. The run id is fresh, so the lock is never contended in normal
+// runID, never through a symlink, a FIFO or a hard link planted at its
+// name (refused with ErrUnsafePath), and never truncating it. The run id is fresh, so the lock is never contended in normal
 // operation: a held lock is reported as an error (ErrHeld-like contention
 // would mean two creators share a run id), never waited for.
 func AcquireMaterializerLease(l Layout, runID string) (*MaterializerLease, error) {
@@ -42,8 +45,11 @@ func AcquireMaterializerLease(l Layout, runID string) (*MaterializerLease, error
 		}
 		return nil, fmt.Errorf("reserve: open %s: %w", path, err)
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	if ok, err := fdlock.Try(f, unix.LOCK_EX); !ok {
 		f.Close()
+		if err == nil {
+			err = unix.EWOULDBLOCK
+		}
 		return nil, fmt.Errorf("reserve: lock %s: %w (another process already materializes run %s)", path, err, runID)
 	}
 	return &MaterializerLease{file: f, path: path}, nil
@@ -110,26 +116,13 @@ func (l Liveness) String() string {
 // Unverifiable. The file is opened without following a symlink and never
 // created.
 func MaterializerLiveness(path string) Liveness {
-	// Read-only: flock(2) does not care, and closing a descriptor opened
-	// for writing would wake every waiter watching the directory (inotify
-	// IN_CLOSE_WRITE) as if the creator had let go.
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return Unverifiable
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return Unverifiable
-	}
-	switch err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); {
-	case err == nil:
-		unix.Flock(int(f.Fd()), unix.LOCK_UN) // our own, unshared descriptor
+	switch p, _ := fdlock.Probe(path, fdlock.ProbeOpts{NoFollow: true}); p {
+	case fdlock.Free:
 		return Dead
-	case errors.Is(err, unix.EWOULDBLOCK):
+	case fdlock.Held:
 		return Live
-	default:
-		return Unverifiable
 	}
+	return Unverifiable
 }
 
 // CreatorLiveness decides the liveness of rec's creator. A legacy record

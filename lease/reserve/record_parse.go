@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/leasewrap/leasewrap/internal/serdejson"
 )
 
 // ParseRecord decodes a record file's content the way orchestratectl's
@@ -23,7 +25,13 @@ import (
 // run id, schema 0, no creator.
 //
 // The returned error does not name a path; Store wraps it in a *RecordError.
+//
+// Content longer than MaxRecordBytes matches ErrCorrupt without being
+// looked at.
 func ParseRecord(raw []byte) (*Record, error) {
+	if len(raw) > MaxRecordBytes {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, &tooLargeError{MaxRecordBytes})
+	}
 	if !utf8.Valid(raw) {
 		return nil, fmt.Errorf("%w: content is not valid UTF-8", ErrCorrupt)
 	}
@@ -169,7 +177,7 @@ func parseString(raw string) (string, error) {
 	if !strings.HasPrefix(raw, `"`) {
 		return "", fmt.Errorf("want a string, have %s", raw)
 	}
-	if err := checkSurrogates(raw); err != nil {
+	if err := serdejson.CheckSurrogates(raw); err != nil {
 		return "", err
 	}
 	var s string
@@ -177,40 +185,6 @@ func parseString(raw string) (string, error) {
 		return "", err
 	}
 	return s, nil
-}
-
-// checkSurrogates rejects a \uXXXX escape of a lone UTF-16 surrogate, as
-// serde_json does (encoding/json would silently turn it into U+FFFD).
-func checkSurrogates(raw string) error {
-	for i := 0; i+6 <= len(raw); i++ {
-		if raw[i] != '\\' {
-			continue
-		}
-		if raw[i+1] != 'u' {
-			i++ // skip the escaped character
-			continue
-		}
-		v, err := strconv.ParseUint(raw[i+2:i+6], 16, 16)
-		if err != nil {
-			return fmt.Errorf("bad escape %q", raw[i:i+6])
-		}
-		switch {
-		case v >= 0xd800 && v < 0xdc00:
-			if i+12 > len(raw) || raw[i+6] != '\\' || raw[i+7] != 'u' {
-				return errors.New("lone leading surrogate in hex escape")
-			}
-			w, err := strconv.ParseUint(raw[i+8:i+12], 16, 16)
-			if err != nil || w < 0xdc00 || w > 0xdfff {
-				return errors.New("lone leading surrogate in hex escape")
-			}
-			i += 11
-		case v >= 0xdc00 && v <= 0xdfff:
-			return errors.New("lone trailing surrogate in hex escape")
-		default:
-			i += 5
-		}
-	}
-	return nil
 }
 
 func parseStrings(raw string) ([]string, error) {

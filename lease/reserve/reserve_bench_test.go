@@ -26,7 +26,7 @@ func BenchmarkLockerAcquireFinish(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		ls, err := l.Acquire(ctx, 0)
+		ls, err := l.Acquire(ctx)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -46,7 +46,7 @@ func BenchmarkLockerAcquirePublish(b *testing.B) {
 	for b.Loop() {
 		i++
 		l := benchLocker(b, home, "bench-key-"+itoa(i))
-		ls, err := l.Acquire(ctx, 0)
+		ls, err := l.Acquire(ctx)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -62,7 +62,7 @@ func BenchmarkLockerAcquireReplay(b *testing.B) {
 	home := b.TempDir()
 	ctx := context.Background()
 	l := benchLocker(b, home, "bench-done")
-	ls, err := l.Acquire(ctx, 0)
+	ls, err := l.Acquire(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func BenchmarkLockerAcquireReplay(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var replay *lease.ReplayError
-		if _, err := l.Acquire(ctx, 0); !errors.As(err, &replay) {
+		if _, err := l.Acquire(ctx); !errors.As(err, &replay) {
 			b.Fatalf("want *lease.ReplayError, have %v", err)
 		}
 	}
@@ -83,7 +83,7 @@ func BenchmarkLockerAcquireReplay(b *testing.B) {
 func BenchmarkLockerAcquireHeld(b *testing.B) {
 	home := b.TempDir()
 	ctx := context.Background()
-	ls, err := benchLocker(b, home, "bench-held").Acquire(ctx, 0)
+	ls, err := benchLocker(b, home, "bench-held").Acquire(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func BenchmarkLockerAcquireHeld(b *testing.B) {
 	waiter := benchLocker(b, home, "bench-held")
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := waiter.Acquire(ctx, 0); !errors.Is(err, lease.ErrHeld) {
+		if _, err := waiter.Acquire(ctx); !errors.Is(err, lease.ErrHeld) {
 			b.Fatalf("want ErrHeld, have %v", err)
 		}
 	}

@@ -50,7 +50,7 @@ func (s *Store) locked(ctx context.Context, k Key, fn func() error) error {
 // readRecord reads the record at path: nil, nil when absent. A record it
 // cannot accept is a *RecordError (matching lease.ErrRefused).
 func readRecord(path string) (*Record, error) {
-	raw, err := readFileNoFollow(path)
+	raw, err := readRecordNoFollow(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

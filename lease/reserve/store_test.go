@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/testutil"
 	"github.com/leasewrap/leasewrap/lease"
 )
 
@@ -54,22 +55,22 @@ func lookupRunID(t *testing.T, s *Store, k Key) string {
 func TestReserveIsAtomicUnderConcurrency(t *testing.T) {
 	home := t.TempDir()
 	const n = 16
-	helpers := make([]*helper, n)
+	helpers := make([]*testutil.Proc, n)
 	for i := range n {
 		helpers[i] = startHelper(t, "race", "RESERVE_HOME="+home, "RESERVE_KEY=race-key",
 			fmt.Sprintf("RESERVE_RUN=01run%026d", i), fmt.Sprintf("RESERVE_PID=%d", i+1))
 	}
 	for _, h := range helpers {
-		if have := h.line(t); have != "ready" {
+		if have := h.Line(t, helperWait); have != "ready" {
 			t.Fatalf("want ready, have %q", have)
 		}
 	}
 	for _, h := range helpers { // release the barrier
-		h.stdin.Close()
+		h.Stdin.Close()
 	}
 	var winners, observed []string
 	for i, h := range helpers {
-		verdict, id, _ := strings.Cut(h.line(t), " ")
+		verdict, id, _ := strings.Cut(h.Line(t, helperWait), " ")
 		switch verdict {
 		case "reserved":
 			winners = append(winners, id)
@@ -78,7 +79,7 @@ func TestReserveIsAtomicUnderConcurrency(t *testing.T) {
 			t.Fatalf("helper %d: want reserved or already, have %q %q", i, verdict, id)
 		}
 		observed = append(observed, id)
-		if err := h.wait(t); err != nil {
+		if err := h.Wait(t, helperWait); err != nil {
 			t.Fatalf("helper %d: %v", i, err)
 		}
 	}
@@ -261,6 +262,8 @@ func TestRefusedRecordsAreNeverTouched(t *testing.T) {
 		{name: "schema 2", content: `{"schema_version":2,"run_id":"01runaaaaaaaaaaaaaaaaaaaaaaaaa","creator":null,"stale_run_ids":[]}`, want: ErrUnsupportedSchema},
 		{name: "corrupt json", content: `{"schema_version":1,"run_id":`, want: ErrCorrupt},
 		{name: "wrong type", content: `{"schema_version":"1","run_id":"x"}`, want: ErrCorrupt},
+		{name: "over the size bound", content: `{"schema_version":1,"run_id":"01runaaaaaaaaaaaaaaaaaaaaaaaaa","creator":null,"stale_run_ids":[]}` +
+			strings.Repeat(" ", MaxRecordBytes), want: ErrCorrupt},
 		{name: "symlinked record", symlink: "record", want: ErrUnsafePath},
 		{name: "symlinked lock", symlink: "lock", want: ErrUnsafePath},
 	}

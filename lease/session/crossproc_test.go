@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 // wantKilled runs cmd and fails unless it died of SIGKILL (a crash point).
@@ -34,7 +36,7 @@ func TestTwoCurrentDaemonsRacingForOneSessionYieldOneOwner(t *testing.T) {
 	start := filepath.Join(root, "go")
 	release := filepath.Join(root, "release")
 	var results []string
-	var cmds []*helperProc
+	var cmds []*testutil.Proc
 	for _, daemon := range []string{"daemon-one", "daemon-two"} {
 		result := filepath.Join(root, daemon+".result")
 		results = append(results, result)
@@ -46,23 +48,23 @@ func TestTwoCurrentDaemonsRacingForOneSessionYieldOneOwner(t *testing.T) {
 		)
 		cmds = append(cmds, startHelper(t, cmd))
 	}
-	if err := os.WriteFile(start, nil, 0o666); err != nil {
+	if err := writeFileAtomic(start, nil); err != nil {
 		t.Fatal(err)
 	}
 	counts := map[string]int{}
 	for _, r := range results {
-		waitUntil(t, 15*time.Second, "a race result in "+r, func() bool { return exists(r) })
+		testutil.WaitFor(t, "a race result in "+r, 15*time.Second, func() bool { return exists(r) })
 		data, _ := os.ReadFile(r)
 		counts[string(data)]++
 	}
 	if counts["ok"] != 1 || counts["owned"] != 1 {
 		t.Errorf("want one ok and one owned, have %v", counts)
 	}
-	if err := os.WriteFile(release, nil, 0o666); err != nil {
+	if err := writeFileAtomic(release, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range cmds {
-		c.wait(t, true)
+		c.WaitOK(t, helperWait)
 	}
 }
 
@@ -108,7 +110,7 @@ func TestLiveSchemaV3OwnerIsNotPrunedAcrossProcesses(t *testing.T) {
 	acquired := filepath.Join(root, "hold-lease-acquired")
 	child := startHelper(t, helperCmd(t, "hold-lease", root, sid,
 		helperReadyEnv+"="+ready, helperAcquiredEnv+"="+acquired))
-	waitUntil(t, 5*time.Second, "the child to acquire", func() bool { return exists(acquired) })
+	testutil.WaitFor(t, "the child to acquire", 5*time.Second, func() bool { return exists(acquired) })
 	s := NewStore(root)
 	owners, err := s.ActiveOwners(sid)
 	if err != nil || len(owners) != 1 {
@@ -122,7 +124,7 @@ func TestLiveSchemaV3OwnerIsNotPrunedAcrossProcesses(t *testing.T) {
 	if err := os.Remove(ready); err != nil {
 		t.Fatal(err)
 	}
-	child.wait(t, true)
+	child.WaitOK(t, helperWait)
 	mustAcquire(t, s, sid, testContext("next", 7))
 }
 
@@ -141,9 +143,9 @@ func assertSubprocessBlockedByMaintenance(t *testing.T, action string) {
 	acquired := filepath.Join(root, action+"-acquired")
 	child := startHelper(t, helperCmd(t, action, root, sid,
 		helperReadyEnv+"="+ready, helperAcquiredEnv+"="+acquired))
-	waitUntil(t, 5*time.Second, "the subprocess ready", func() bool {
-		if child.exited() {
-			t.Fatalf("want the subprocess to attempt the lock, it exited: %v", child.err)
+	testutil.WaitFor(t, "the subprocess ready", 5*time.Second, func() bool {
+		if child.Exited() {
+			t.Fatalf("want the subprocess to attempt the lock, it exited: %v", child.Err())
 		}
 		return exists(ready)
 	})
@@ -151,13 +153,13 @@ func assertSubprocessBlockedByMaintenance(t *testing.T, action string) {
 	if exists(acquired) {
 		t.Fatal("want the subprocess blocked by maintenance, it acquired")
 	}
-	if child.exited() {
-		t.Fatalf("want the subprocess still waiting, it exited: %v", child.err)
+	if child.Exited() {
+		t.Fatalf("want the subprocess still waiting, it exited: %v", child.Err())
 	}
 	m.Release()
-	waitUntil(t, 5*time.Second, "the subprocess to finish after release", child.exited)
-	if child.err != nil {
-		t.Fatalf("want the subprocess to succeed, have %v", child.err)
+	testutil.WaitFor(t, "the subprocess to finish after release", 5*time.Second, child.Exited)
+	if child.Err() != nil {
+		t.Fatalf("want the subprocess to succeed, have %v", child.Err())
 	}
 	if !exists(acquired) {
 		t.Error("want the subprocess to have acquired the released lock")

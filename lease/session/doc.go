@@ -11,7 +11,9 @@
 //	R/locks/SID.write.lock        short write critical section (exclusive)
 //	R/leases/SID/TOKEN.json       one owner record (schema 3), shared-flocked
 //	                              by its owner for the lease's life
-//	R/catalog.lock                the global catalog lock (exclusive)
+//	R/catalog.lock                the seed's global catalog lock; leasewrap
+//	                              never takes it (it guards the seed's own
+//	                              catalog database, which leasewrap has none of)
 //
 // TOKEN is "PID-ACQUIRED_AT_MS-SID". A record is written as
 // TOKEN.json.tmp-TOKEN (created exclusively), fsynced, locked shared and

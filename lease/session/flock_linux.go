@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/internal/fdlock"
+	"github.com/leasewrap/leasewrap/internal/safefile"
 )
 
 // The seed's bounded wait: every contended lock is retried every 25 ms for
@@ -20,39 +23,9 @@ const (
 	LockWaitPollInterval = 25 * time.Millisecond
 )
 
-// flock applies how (LOCK_SH, LOCK_EX, LOCK_UN, optionally |LOCK_NB) to f's
-// open file description, retrying EINTR.
-func flock(f *os.File, how int) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var ferr error
-	if err := rc.Control(func(fd uintptr) {
-		for {
-			ferr = unix.Flock(int(fd), how)
-			if ferr != unix.EINTR {
-				return
-			}
-		}
-	}); err != nil {
-		return err
-	}
-	return ferr
-}
-
-// tryLock is the seed's try_lock_file_{shared,exclusive}: (true, nil) when
-// obtained, (false, nil) when it would block.
-func tryLock(f *os.File, how int) (bool, error) {
-	err := flock(f, how|unix.LOCK_NB)
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, unix.EWOULDBLOCK):
-		return false, nil
-	}
-	return false, err
-}
+// flock and tryLock are fdlock's (the one x/sys/unix flock helper).
+func flock(f *os.File, how int) error           { return fdlock.Flock(f, how) }
+func tryLock(f *os.File, how int) (bool, error) { return fdlock.Try(f, how) }
 
 // lockBounded is lock_file_bounded: try, then poll every s.lockPoll until
 // s.lockBudget has passed (a *LockTimeoutError) or ctx ends.
@@ -71,27 +44,16 @@ func (s *Store) lockFile(ctx context.Context, path string, how int) (*os.File, e
 }
 
 func (s *Store) lockBounded(ctx context.Context, f *os.File, path string, how int) error {
-	started := s.now()
-	for {
-		ok, err := tryLock(f, how)
-		if err != nil {
-			return &IOError{Op: "flock", Path: path, Err: err}
-		}
-		if ok {
-			return nil
-		}
-		waited := s.now().Sub(started)
-		if waited >= s.lockBudget {
-			return &LockTimeoutError{Path: path, Waited: waited}
-		}
-		t := time.NewTimer(min(s.lockPoll, s.lockBudget-waited))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("waiting for the session lock at %s: %w", path, ctx.Err())
-		case <-t.C:
-		}
+	waited, err := fdlock.Wait(ctx, f, how, s.lockPoll, s.lockBudget, s.now)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, fdlock.ErrTimeout):
+		return &LockTimeoutError{Path: path, Waited: waited}
+	case ctx.Err() != nil:
+		return fmt.Errorf("waiting for the session lock at %s: %w", path, ctx.Err())
 	}
+	return &IOError{Op: "flock", Path: path, Err: err}
 }
 
 // openLockFile is open_lock_file: create the parent directories and open
@@ -101,26 +63,31 @@ func openLockFile(path string) (*os.File, error) {
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, &IOError{Op: "create directory", Path: dir, Err: err}
 	}
-	// O_NOFOLLOW: a symlink planted where a lock file belongs would make
-	// leasewrap create or lock a file of the planter's choosing. The seed
-	// follows links; no peer creates one here, so refusing loses nothing.
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o666)
-	if errors.Is(err, unix.ELOOP) {
-		return nil, &IOError{Op: "open lock file: it is a symbolic link, which leasewrap refuses to follow; check who planted it and remove it", Path: path, Err: err}
+	// Not through a symlink, not blocking on a FIFO, only a regular file
+	// with one link (a hard link planted to another file is refused, so
+	// it is never locked), never truncated. The seed follows links; no
+	// peer creates one here, so refusing loses nothing.
+	f, err := safefile.Open(path, os.O_RDWR|os.O_CREATE, 0o666)
+	var ue *safefile.UnsafeError
+	if errors.As(err, &ue) {
+		return nil, unsafeLock(path, ue)
 	}
 	if err != nil {
 		return nil, &IOError{Op: "open lock file", Path: path, Err: err}
 	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, &IOError{Op: "open lock file: it is not a regular file; check who put it there and remove it", Path: path, Err: unix.ELOOP} // reported as a refusal
-	}
 	return f, nil
+}
+
+// unsafeLock refuses a lock file someone planted (symlink, FIFO, hard
+// link): never followed, written or locked.
+func unsafeLock(path string, ue *safefile.UnsafeError) error {
+	return &IOError{Op: "open lock file: it " + ue.What + ", which leasewrap refuses to follow or lock; check who planted it and remove it", Path: path, Err: unix.ELOOP} // reported as a refusal
 }
 
 // readRecord reads a record file. It refuses anything but a regular file
 // (opened non-blocking, so a FIFO planted in the owner directory is an
-// unreadable record instead of a hang).
+// unreadable record instead of a hang). It reads at most MaxRecordBytes+1
+// bytes: DecodeOwner refuses a record longer than the bound.
 func readRecord(path string) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
@@ -134,7 +101,7 @@ func readRecord(path string) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is a %s, not a regular file", path, fileKind(fi.Mode()))
 	}
-	return io.ReadAll(f)
+	return io.ReadAll(io.LimitReader(f, MaxRecordBytes+1))
 }
 
 func fileKind(m os.FileMode) string {

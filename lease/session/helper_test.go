@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 // The test binary re-execs itself as a helper process: TestMain runs the
@@ -94,7 +96,7 @@ func runHelper(action string) error {
 	}
 	// subprocess_lock_helper.
 	ready, acquired := os.Getenv(helperReadyEnv), os.Getenv(helperAcquiredEnv)
-	if err := os.WriteFile(ready, []byte("ready"), 0o666); err != nil {
+	if err := writeFileAtomic(ready, []byte("ready")); err != nil {
 		return err
 	}
 	switch action {
@@ -104,11 +106,11 @@ func runHelper(action string) error {
 			return err
 		}
 		defer g.Release()
-		if err := os.WriteFile(acquired, []byte("acquired"), 0o666); err != nil {
+		if err := writeFileAtomic(acquired, []byte("acquired")); err != nil {
 			return err
 		}
 		if action == "hold-lease" {
-			return waitFor(func() bool { return !exists(ready) })
+			return testutil.Poll(helperDeadline, func() bool { return !exists(ready) })
 		}
 		return nil
 	case "write":
@@ -117,7 +119,7 @@ func runHelper(action string) error {
 			return err
 		}
 		defer g.Release()
-		return os.WriteFile(acquired, []byte("acquired"), 0o666)
+		return writeFileAtomic(acquired, []byte("acquired"))
 	}
 	return fmt.Errorf("unknown subprocess lock action %q", action)
 }
@@ -126,7 +128,7 @@ func runHelper(action string) error {
 // reports "ok", "owned" or the error in $ACQUIRED, then holds what it got
 // until the release file appears.
 func raceHelper(ctx context.Context, s *Store, sid ID) error {
-	if err := waitFor(func() bool { return exists(os.Getenv(helperGoEnv)) }); err != nil {
+	if err := testutil.Poll(helperDeadline, func() bool { return exists(os.Getenv(helperGoEnv)) }); err != nil {
 		return err
 	}
 	g, err := s.Acquire(ctx, sid, testContext(os.Getenv(helperBuildEnv), 7))
@@ -141,26 +143,38 @@ func raceHelper(ctx context.Context, s *Store, sid ID) error {
 	if g != nil {
 		defer g.Release()
 	}
-	if err := os.WriteFile(os.Getenv(helperAcquiredEnv), []byte(result), 0o666); err != nil {
+	if err := writeFileAtomic(os.Getenv(helperAcquiredEnv), []byte(result)); err != nil {
 		return err
 	}
-	return waitFor(func() bool { return exists(os.Getenv(helperReleaseEnv)) })
+	return testutil.Poll(helperDeadline, func() bool { return exists(os.Getenv(helperReleaseEnv)) })
+}
+
+// writeFileAtomic publishes data at path whole: written to a temp file in
+// the same directory, then renamed over path. A process that polls for the
+// file (exists) and then reads it must never see it created but not yet
+// written, as os.WriteFile would let it (the race that made
+// TestTwoCurrentDaemonsRacingForOneSessionYieldOneOwner flaky).
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
-}
-
-func waitFor(cond func() bool) error {
-	deadline := time.Now().Add(helperDeadline)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return errors.New("timed out waiting")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return nil
 }
 
 // helperCmd returns the test binary re-executed as helper action.
@@ -174,18 +188,6 @@ func helperCmd(t *testing.T, action, root string, sid ID, env ...string) *exec.C
 	)
 	cmd.Env = append(cmd.Env, env...)
 	return cmd
-}
-
-// waitUntil fails the test if cond does not hold within d.
-func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("want %s within %s, have not", what, d)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // testOwner is SessionLeaseOwner::new for tests.
@@ -246,52 +248,12 @@ func ownerPathOf(s *Store, sid ID, o *Owner) string {
 
 func fmtUint(n uint64) string { return fmt.Sprintf("%d", n) }
 
-// helperProc is a started helper process whose exit is observed.
-type helperProc struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
-}
-
-func startHelper(t *testing.T, cmd *exec.Cmd) *helperProc {
+// startHelper starts a helper process; it is killed when the test ends.
+func startHelper(t *testing.T, cmd *exec.Cmd) *testutil.Proc {
 	t.Helper()
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &helperProc{cmd: cmd, done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		if !p.exited() {
-			cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	return p
+	return testutil.Start(t, cmd)
 }
 
-func (p *helperProc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// wait waits (bounded) for the helper to exit, and checks it succeeded if
-// wantSuccess.
-func (p *helperProc) wait(t *testing.T, wantSuccess bool) {
-	t.Helper()
-	select {
-	case <-p.done:
-	case <-time.After(15 * time.Second):
-		t.Fatal("want the helper to exit, it did not within 15s")
-	}
-	if wantSuccess && p.err != nil {
-		t.Fatalf("want the helper to succeed, have %v", p.err)
-	}
-}
+// helperWait bounds a test's wait for a helper's exit.
+const helperWait = 15 * time.Second

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leasewrap/leasewrap/lease"
+	"github.com/leasewrap/leasewrap/lease/fswatch"
 )
 
 // Kind names of the two lease.Locker adapters.
@@ -30,8 +31,18 @@ const (
 type LockerConfig struct {
 	SessionID ID
 	Root      string
+	// LockWait bounds each wait for a session lock (the coordinator, the
+	// write lock) in one Acquire; 0 is the seed's LockWaitBudget. A caller
+	// that tries once uses TryOnceLockWait: owners hold the coordinator only
+	// for a moment on each registration, so a try-once run may wait out such
+	// a moment, not maintenance's whole hold.
+	LockWait time.Duration
 	OwnerContext
 }
+
+// TryOnceLockWait is the lock wait of a try-once acquisition (a run verb
+// with --wait 0): a few registrations' worth, not the seed's 10 s.
+const TryOnceLockWait = 500 * time.Millisecond
 
 func (c *LockerConfig) validate() error {
 	if c.SessionID.IsZero() {
@@ -42,6 +53,9 @@ func (c *LockerConfig) validate() error {
 	}
 	if c.StorageWriterEpoch == nil {
 		return fmt.Errorf("session %s: %w: give the bcode storage writer epoch (current: %d)", c.SessionID, ErrMissingWriterEpoch, CurrentWriterEpoch)
+	}
+	if c.LockWait < 0 {
+		return fmt.Errorf("session %s: lock wait %v is negative", c.SessionID, c.LockWait)
 	}
 	return nil
 }
@@ -61,7 +75,11 @@ func NewLocker(cfg LockerConfig) (*Locker, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Locker{cfg: cfg, store: NewStore(cfg.Root)}, nil
+	st := NewStore(cfg.Root)
+	if cfg.LockWait > 0 {
+		st.lockBudget = cfg.LockWait
+	}
+	return &Locker{cfg: cfg, store: st}, nil
 }
 
 // Kind is "session".
@@ -78,30 +96,27 @@ func (l *Locker) Holder() string {
 	return *l.cfg.DaemonInstanceID
 }
 
-// Anchored is false: see Locker.
-func (l *Locker) Anchored() bool { return false }
-
-// Watches is the owner directory (created if needed so it can be
+// Notify watches the owner directory (created if needed so it can be
 // watched): a record removed, or an owner's last descriptor closed (its
 // flock gone). Liveness probes open records read-only, so a failed attempt
 // does not wake its own waiter. The end of a maintenance guard is not
 // watched (every attempt opens the coordinator itself): waiters notice it
 // by polling.
-func (l *Locker) Watches() []lease.Watch {
-	return watches(l.store, l.cfg.SessionID)
+func (l *Locker) Notify(context.Context) (lease.Wake, error) {
+	return notify(l.store, l.cfg.SessionID)
 }
 
-func watches(s *Store, sid ID) []lease.Watch {
+func notify(s *Store, sid ID) (lease.Wake, error) {
 	dir := s.OwnerDir(sid)
 	_ = os.MkdirAll(dir, 0o777) // a directory that cannot be made is polled instead
-	return []lease.Watch{{Dir: dir}}
+	return fswatch.New([]fswatch.Watch{{Dir: dir}})
 }
 
-// Acquire registers the owner once (pid is ignored). A live incompatible
+// Acquire registers the owner once. A live incompatible
 // owner or a coordinator busy for the whole bounded wait is a
 // *lease.HeldError; an undecodable, unverifiable or unknown-schema record
 // and a missing writer epoch are refused (lease.ErrRefused) untouched.
-func (l *Locker) Acquire(ctx context.Context, _ int) (lease.Lease, error) {
+func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
 	g, err := l.store.Acquire(ctx, l.cfg.SessionID, l.cfg.OwnerContext)
 	if err != nil {
 		return nil, adaptError(KindOwner, l.cfg.SessionID, err)

@@ -43,20 +43,23 @@ func TestNewLockerValidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Kind() != "session" || l.Anchored() || l.Key() != sid.String() || l.Holder() != "a" {
-		t.Errorf("want session/unanchored/%s/a, have %s/%v/%s/%s", sid, l.Kind(), l.Anchored(), l.Key(), l.Holder())
+	if l.Kind() != "session" || l.Key() != sid.String() || l.Holder() != "a" {
+		t.Errorf("want session/%s/a, have %s/%s/%s", sid, l.Kind(), l.Key(), l.Holder())
 	}
-	for _, w := range l.Watches() {
-		if fi, err := os.Stat(w.Dir); err != nil || !fi.IsDir() {
-			t.Errorf("want watch dir %s created, have %v", w.Dir, err)
-		}
+	w, err := l.Notify(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if fi, err := os.Stat(NewStore(root).OwnerDir(sid)); err != nil || !fi.IsDir() {
+		t.Errorf("want the watched owner dir created, have %v", err)
 	}
 }
 
 func TestLockerLeaseLifecycle(t *testing.T) {
 	root, sid := t.TempDir(), NewID()
 	l, _ := NewLocker(lockerConfig(root, sid, "daemon-a", 6))
-	ls, err := l.Acquire(context.Background(), 0)
+	ls, err := l.Acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,8 +68,8 @@ func TestLockerLeaseLifecycle(t *testing.T) {
 	if have := ClassifyLiveness(ol.Path(), &o); have != Live {
 		t.Fatalf("want live, have %v", have)
 	}
-	if ls.File() == nil || ls.TTL() != 0 {
-		t.Fatalf("want a file and TTL 0, have %v %v", ls.File(), ls.TTL())
+	if ls.(lease.FileHolder).File() == nil || ls.TTL() != 0 {
+		t.Fatalf("want a file and TTL 0, have %v %v", ls.(lease.FileHolder).File(), ls.TTL())
 	}
 	env := strings.Join(ls.Env(), " ")
 	for _, want := range []string{"LEASEWRAP_SESSION_ID=" + sid.String(), "LEASEWRAP_LEASE_TOKEN=" + o.LeaseToken} {
@@ -104,7 +107,7 @@ func TestLockerRenewDetectsLoss(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			l, _ := NewLocker(lockerConfig(t.TempDir(), NewID(), "a", 6))
-			ls, err := l.Acquire(context.Background(), 0)
+			ls, err := l.Acquire(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,7 +135,7 @@ func TestLockerMapsErrors(t *testing.T) {
 		oc.Endpoint = Some("unix:///run/a.sock")
 		mustAcquire(t, NewStore(root), sid, oc)
 		l, _ := NewLocker(lockerConfig(root, sid, "daemon-b", 6))
-		_, err := l.Acquire(context.Background(), 0)
+		_, err := l.Acquire(context.Background())
 		var held *lease.HeldError
 		if !errors.As(err, &held) {
 			t.Fatalf("want *lease.HeldError, have %T: %v", err, err)
@@ -152,10 +155,50 @@ func TestLockerMapsErrors(t *testing.T) {
 		flock(f, lockEX)
 		l, _ := NewLocker(lockerConfig(root, sid, "a", 6))
 		l.store.lockBudget = 100 * time.Millisecond
-		_, err := l.Acquire(context.Background(), 0)
+		_, err := l.Acquire(context.Background())
 		var held *lease.HeldError
 		if !errors.As(err, &held) || !strings.Contains(held.Detail, s.LockPath(sid)) {
 			t.Fatalf("want *lease.HeldError naming the coordinator, have %v", err)
+		}
+	})
+	t.Run("LockWait bounds the coordinator wait", func(t *testing.T) {
+		root, sid := t.TempDir(), NewID()
+		s := NewStore(root)
+		f, _ := openLockFile(s.LockPath(sid))
+		defer f.Close()
+		flock(f, lockEX) // maintenance holds the coordinator
+		cfg := lockerConfig(root, sid, "a", 6)
+		cfg.LockWait = TryOnceLockWait
+		l, err := NewLocker(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.store.lockBudget != TryOnceLockWait {
+			t.Fatalf("want the store's budget %v, have %v", TryOnceLockWait, l.store.lockBudget)
+		}
+		_, err = l.Acquire(context.Background())
+		var held *lease.HeldError
+		if !errors.As(err, &held) || !strings.Contains(held.Detail, "busy for") {
+			t.Fatalf("want *lease.HeldError for the busy coordinator, have %v", err)
+		}
+		// The detail reports the wait actually made: at least the budget,
+		// and never the seed's 10 s.
+		if waited := parseWaited(t, held.Detail); waited < TryOnceLockWait || waited >= LockWaitBudget {
+			t.Fatalf("want a wait of at least %v and under the seed's %v, have %v (%s)", TryOnceLockWait, LockWaitBudget, waited, held.Detail)
+		}
+		def, _ := NewLocker(lockerConfig(root, sid, "b", 6))
+		if def.store.lockBudget != LockWaitBudget {
+			t.Fatalf("LockWait 0: want the seed's budget %v, have %v", LockWaitBudget, def.store.lockBudget)
+		}
+		ml, err := NewMaintenanceLocker(MaintenanceConfig{SessionID: sid, Root: root, LockWait: TryOnceLockWait})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ml.Acquire(context.Background()); !errors.As(err, &held) {
+			t.Fatalf("maintenance with LockWait: want *lease.HeldError for the busy coordinator, have %v", err)
+		}
+		if waited := parseWaited(t, held.Detail); waited < TryOnceLockWait || waited >= LockWaitBudget {
+			t.Fatalf("maintenance: want a wait of at least %v and under %v, have %v", TryOnceLockWait, LockWaitBudget, waited)
 		}
 	})
 	refused := map[string]func(t *testing.T, s *Store, sid ID) string{
@@ -188,7 +231,7 @@ func TestLockerMapsErrors(t *testing.T) {
 				mustLocker(t, lockerConfig(root, sid, "a", 6)),
 				mustMaintenanceLocker(t, MaintenanceConfig{SessionID: sid, Root: root}),
 			} {
-				_, err := l.Acquire(context.Background(), 0)
+				_, err := l.Acquire(context.Background())
 				if !errors.Is(err, lease.ErrRefused) || errors.Is(err, lease.ErrHeld) {
 					t.Fatalf("%s: want ErrRefused, have %v", l.Kind(), err)
 				}
@@ -226,10 +269,10 @@ func TestMaintenanceLockerAndTransition(t *testing.T) {
 	root, sid := t.TempDir(), NewID()
 	s := NewStore(root)
 	ml := mustMaintenanceLocker(t, MaintenanceConfig{SessionID: sid, Root: root, Holder: "migrator"})
-	if ml.Kind() != "session-maintenance" || ml.Anchored() || ml.Holder() != "migrator" {
-		t.Errorf("want session-maintenance/unanchored/migrator, have %s/%v/%s", ml.Kind(), ml.Anchored(), ml.Holder())
+	if ml.Kind() != "session-maintenance" || ml.Holder() != "migrator" {
+		t.Errorf("want session-maintenance/migrator, have %s/%s", ml.Kind(), ml.Holder())
 	}
-	ls, err := ml.Acquire(context.Background(), 0)
+	ls, err := ml.Acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +285,7 @@ func TestMaintenanceLockerAndTransition(t *testing.T) {
 	// A second maintenance attempt meets the busy coordinator: held.
 	other := mustMaintenanceLocker(t, MaintenanceConfig{SessionID: sid, Root: root})
 	other.store.lockBudget = 50 * time.Millisecond
-	if _, err := other.Acquire(context.Background(), 0); !errors.Is(err, lease.ErrHeld) {
+	if _, err := other.Acquire(context.Background()); !errors.Is(err, lease.ErrHeld) {
 		t.Fatalf("want ErrHeld, have %v", err)
 	}
 	owner, err := ls.(*MaintenanceLease).Transition(context.Background(), LockerConfig{OwnerContext: testContext("after-migration", 6)})
@@ -257,7 +300,7 @@ func TestMaintenanceLockerAndTransition(t *testing.T) {
 		t.Fatalf("want one owner after-migration, have %+v", owners)
 	}
 	// The transitioned owner refuses maintenance: held, with its identity.
-	_, err = other.Acquire(context.Background(), 0)
+	_, err = other.Acquire(context.Background())
 	var held *lease.HeldError
 	if !errors.As(err, &held) || held.Holder != "after-migration" {
 		t.Fatalf("want held by after-migration, have %v", err)
@@ -265,7 +308,7 @@ func TestMaintenanceLockerAndTransition(t *testing.T) {
 	owner.Finish(context.Background(), lease.Result{})
 
 	// A failed transition releases the coordinator and registers nothing.
-	ls, err = ml.Acquire(context.Background(), 0)
+	ls, err = ml.Acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,18 +332,18 @@ func TestInheritedDescriptorsOutliveLeasewrap(t *testing.T) {
 	root, sid := t.TempDir(), NewID()
 	s := NewStore(root)
 	l := mustLocker(t, lockerConfig(root, sid, "a", 6))
-	ls, err := l.Acquire(context.Background(), 0)
+	ls, err := l.Acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	ol := ls.(*ownerLease)
 	o := ol.Owner()
 	child := exec.Command("sleep", "30")
-	child.ExtraFiles = []*os.File{ls.File()}
+	child.ExtraFiles = []*os.File{ls.(lease.FileHolder).File()}
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
-	ls.File().Close() // leasewrap's copy gone, as after a SIGKILL
+	ls.(lease.FileHolder).File().Close() // leasewrap's copy gone, as after a SIGKILL
 	if have := ClassifyLiveness(ol.Path(), &o); have != Live {
 		t.Errorf("want live while the child holds the descriptor, have %v", have)
 	}
@@ -311,12 +354,12 @@ func TestInheritedDescriptorsOutliveLeasewrap(t *testing.T) {
 	}
 
 	ml := mustMaintenanceLocker(t, MaintenanceConfig{SessionID: sid, Root: root})
-	ms, err := ml.Acquire(context.Background(), 0)
+	ms, err := ml.Acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	child = exec.Command("sleep", "30")
-	child.ExtraFiles = []*os.File{ms.File()}
+	child.ExtraFiles = []*os.File{ms.(lease.FileHolder).File()}
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -348,10 +391,25 @@ func TestLockerRefusesASymlinkedCoordinator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Acquire(context.Background(), 0); !errors.Is(err, lease.ErrRefused) || !strings.Contains(err.Error(), "symbolic link") {
+	if _, err := l.Acquire(context.Background()); !errors.Is(err, lease.ErrRefused) || !strings.Contains(err.Error(), "symlink") {
 		t.Fatalf("want a refusal naming the symlink, have %v", err)
 	}
 	if _, err := os.Lstat(target); !os.IsNotExist(err) {
 		t.Fatalf("the symlink's target was created: %v", err)
 	}
+}
+
+// parseWaited reads the duration out of a busy coordinator's detail
+// ("... busy for 500ms (...)").
+func parseWaited(t *testing.T, detail string) time.Duration {
+	t.Helper()
+	_, rest, ok := strings.Cut(detail, "busy for ")
+	if !ok {
+		t.Fatalf("no wait in %q", detail)
+	}
+	d, err := time.ParseDuration(strings.Fields(rest)[0])
+	if err != nil {
+		t.Fatalf("wait in %q: %v", detail, err)
+	}
+	return d
 }

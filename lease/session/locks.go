@@ -3,14 +3,15 @@ package session
 import (
 	"context"
 	"errors"
-	"os"
+
+	gofrs "github.com/gofrs/flock"
 )
 
 // WriteGuard is held exclusive access to one session's write critical
 // section (the seed's SessionWriteGuard). It is not ownership.
 type WriteGuard struct {
-	file        *os.File
-	coordinator *os.File
+	file        *gofrs.Flock
+	coordinator *gofrs.Flock
 }
 
 // AcquireWriteLock is acquire_session_write_lock: the coordinator shared,
@@ -18,7 +19,7 @@ type WriteGuard struct {
 // (the coordinator exclusive) blocks it.
 func (s *Store) AcquireWriteLock(ctx context.Context, sid ID) (*WriteGuard, error) {
 	cpath := s.LockPath(sid)
-	coordinator, err := s.lockFile(ctx, cpath, lockSH)
+	coordinator, err := s.lockPrivate(ctx, cpath, lockSH)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +43,7 @@ func (m *MaintenanceGuard) AcquireWriteLock(ctx context.Context) (*WriteGuard, e
 
 func (s *Store) writeLock(ctx context.Context, sid ID) (*WriteGuard, error) {
 	path := s.WriteLockPath(sid)
-	f, err := s.lockFile(ctx, path, lockEX)
+	f, err := s.lockPrivate(ctx, path, lockEX)
 	if err != nil {
 		return nil, err
 	}
@@ -61,28 +62,4 @@ func (g *WriteGuard) Release() error {
 		g.coordinator = nil
 	}
 	return errors.Join(errs...)
-}
-
-// CatalogGuard is held exclusive access to the global catalog database.
-type CatalogGuard struct{ file *os.File }
-
-// AcquireCatalogLock is acquire_catalog_lock: <root>/catalog.lock
-// exclusively, with the bounded wait.
-func (s *Store) AcquireCatalogLock(ctx context.Context) (*CatalogGuard, error) {
-	path := s.CatalogLockPath()
-	f, err := s.lockFile(ctx, path, lockEX)
-	if err != nil {
-		return nil, err
-	}
-	return &CatalogGuard{file: f}, nil
-}
-
-// Release closes the catalog lock. Idempotent.
-func (g *CatalogGuard) Release() error {
-	if g.file == nil {
-		return nil
-	}
-	err := g.file.Close()
-	g.file = nil
-	return err
 }

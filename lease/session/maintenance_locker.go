@@ -18,6 +18,9 @@ type MaintenanceConfig struct {
 	// Holder names who maintains, for LEASEWRAP_HOLDER and logs only; the
 	// protocol records nothing for maintenance.
 	Holder string
+	// LockWait bounds each wait for the coordinator in one Acquire; 0 is
+	// the seed's LockWaitBudget (see LockerConfig.LockWait).
+	LockWait time.Duration
 }
 
 // MaintenanceLocker takes the maintenance guard (lease.Locker, kind
@@ -39,7 +42,14 @@ func NewMaintenanceLocker(cfg MaintenanceConfig) (*MaintenanceLocker, error) {
 	if cfg.Root == "" {
 		return nil, errors.New("session: no root directory given (--root or LEASEWRAP_SESSION_ROOT)")
 	}
-	return &MaintenanceLocker{cfg: cfg, store: NewStore(cfg.Root)}, nil
+	if cfg.LockWait < 0 {
+		return nil, fmt.Errorf("session %s: lock wait %v is negative", cfg.SessionID, cfg.LockWait)
+	}
+	st := NewStore(cfg.Root)
+	if cfg.LockWait > 0 {
+		st.lockBudget = cfg.LockWait
+	}
+	return &MaintenanceLocker{cfg: cfg, store: st}, nil
 }
 
 // Kind is "session-maintenance".
@@ -51,18 +61,15 @@ func (l *MaintenanceLocker) Key() string { return l.cfg.SessionID.String() }
 // Holder is the configured holder name.
 func (l *MaintenanceLocker) Holder() string { return l.cfg.Holder }
 
-// Anchored is false.
-func (l *MaintenanceLocker) Anchored() bool { return false }
-
-// Watches is the owner directory: maintenance waits for owners to go.
-func (l *MaintenanceLocker) Watches() []lease.Watch {
-	return watches(l.store, l.cfg.SessionID)
+// Notify watches the owner directory: maintenance waits for owners to go.
+func (l *MaintenanceLocker) Notify(context.Context) (lease.Wake, error) {
+	return notify(l.store, l.cfg.SessionID)
 }
 
 // Acquire takes the maintenance guard once. A remaining live owner or a busy
 // coordinator is a *lease.HeldError; an undecodable or unverifiable record
 // is refused (lease.ErrRefused), untouched.
-func (l *MaintenanceLocker) Acquire(ctx context.Context, _ int) (lease.Lease, error) {
+func (l *MaintenanceLocker) Acquire(ctx context.Context) (lease.Lease, error) {
 	g, err := l.store.AcquireMaintenance(ctx, l.cfg.SessionID)
 	if err != nil {
 		return nil, adaptError(KindMaintenance, l.cfg.SessionID, err)

@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/leasewrap/leasewrap/internal/serdejson"
 	"io"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/leasewrap/leasewrap/internal/serdejson"
 )
 
 // The owner record's fields in the order of the seed's Rust struct; serde
@@ -102,7 +103,7 @@ func EncodeOwner(o *Owner) ([]byte, error) {
 // fields are ignored (serde skips them at any nesting depth; Go's decoder
 // stops at 10000 levels, which only makes such a record undecodable). The
 // session_id must be a canonical lowercase UUID (stricter than the seed,
-// which fails closed).
+// which fails closed). Data longer than MaxRecordBytes is refused unread.
 func DecodeOwner(data []byte) (*Owner, error) {
 	o, err := decodeOwner(data)
 	if err != nil {
@@ -112,14 +113,17 @@ func DecodeOwner(data []byte) (*Owner, error) {
 }
 
 func decodeOwner(data []byte) (*Owner, error) {
+	if len(data) > MaxRecordBytes {
+		return nil, fmt.Errorf("larger than %d bytes (%d MiB), the bound on an owner record; no writer produces one that large", MaxRecordBytes, MaxRecordBytes>>20)
+	}
 	if !utf8.Valid(data) {
 		return nil, errors.New("not valid UTF-8")
 	}
 	if !json.Valid(data) {
 		return nil, errors.New("not a single well-formed JSON value")
 	}
-	if hasLoneSurrogate(data) {
-		return nil, errors.New("lone surrogate in a \\u escape")
+	if err := serdejson.CheckSurrogates(data); err != nil {
+		return nil, err
 	}
 	fields := make(map[string]json.RawMessage, len(ownerFields))
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
@@ -286,55 +290,4 @@ func (d *fieldDecoder) optStr(name string) *string {
 		return nil
 	}
 	return &s
-}
-
-// hasLoneSurrogate reports a \uD800-\uDFFF escape not forming a valid
-// high+low pair in a well-formed document; serde_json rejects those, Go
-// would silently replace them.
-func hasLoneSurrogate(data []byte) bool {
-	inString := false
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		if !inString {
-			if c == '"' {
-				inString = true
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = false
-		case '\\':
-			if i+1 < len(data) && data[i+1] == 'u' {
-				r := hex4(data[i+2:])
-				switch {
-				case r >= 0xD800 && r <= 0xDBFF:
-					if i+11 < len(data) && data[i+6] == '\\' && data[i+7] == 'u' {
-						if lo := hex4(data[i+8:]); lo >= 0xDC00 && lo <= 0xDFFF {
-							i += 11
-							continue
-						}
-					}
-					return true
-				case r >= 0xDC00 && r <= 0xDFFF:
-					return true
-				}
-				i += 5
-				continue
-			}
-			i++
-		}
-	}
-	return false
-}
-
-func hex4(b []byte) int {
-	if len(b) < 4 {
-		return -1
-	}
-	v, err := strconv.ParseUint(string(b[:4]), 16, 32)
-	if err != nil {
-		return -1
-	}
-	return int(v)
 }

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/leasewrap/leasewrap/internal/fault"
+	"github.com/leasewrap/leasewrap/internal/safefile"
 )
 
 const (
@@ -20,7 +21,12 @@ const (
 
 // writeOwnerRecord is write_owner_metadata: create <path>.tmp-<token>
 // exclusively, write the pretty JSON, fsync, take the SHARED flock that is
-// the owner's liveness, then rename into place. The returned file holds the
+// the owner's liveness, then rename into place. The temp name is the
+// seed's; when it is taken (a crash leftover, or something planted there:
+// the token is guessable) that entry is left alone and
+// "<path>.tmp-<token>.<16 random hex>" is used instead, which no reader
+// takes for a record (its extension is not .json). Nothing is opened
+// through a symlink and rename replaces, never follows, what is at path. The returned file holds the
 // lock; closing it (and every descriptor sharing its open file description)
 // makes the record stale.
 func writeOwnerRecord(path string, o *Owner) (*os.File, error) {
@@ -32,10 +38,15 @@ func writeOwnerRecord(path string, o *Owner) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	tmp := tempPath(path, o.LeaseToken)
-	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+	seedTmp := tempPath(path, o.LeaseToken)
+	f, tmp, err := safefile.CreateTemp(func(i int) string {
+		if i == 0 {
+			return seedTmp
+		}
+		return seedTmp + "." + safefile.RandomHex(8)
+	}, os.O_RDWR, 0o666)
 	if err != nil {
-		return nil, &IOError{Op: "create owner record", Path: tmp, Err: err}
+		return nil, &IOError{Op: "create owner record", Path: seedTmp, Err: err}
 	}
 	fail := func(op, p string, err error) (*os.File, error) {
 		f.Close()

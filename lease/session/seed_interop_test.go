@@ -1,34 +1,32 @@
 package session
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/seedharness"
 )
 
 // TestSeedInterop runs the seed's own Rust implementation (testdata/
 // seedcheck, see its README) against this package on one root, in both
-// directions. It runs only when LEASEWRAP_SEEDRS names the built binary.
+// directions. The binary is $LEASEWRAP_SEEDRS, else the one `make
+// harnesses` builds; without it the test skips, and fails under CI.
 func TestSeedInterop(t *testing.T) {
-	bin := os.Getenv("LEASEWRAP_SEEDRS")
-	if bin == "" {
-		t.Skip("LEASEWRAP_SEEDRS not set (path to the built testdata/seedcheck binary)")
-	}
+	bin := seedharness.Bin(t, "LEASEWRAP_SEEDRS", "seedcheck", "seedrs")
 	ctx := context.Background()
 
 	t.Run("seed owner seen and respected by Go", func(t *testing.T) {
 		root, sid := t.TempDir(), NewID()
 		s := NewStore(root)
 		rs := startSeed(t, bin, "acquire", root, sid.String(), "rust", "6")
-		if line := rs.line(t); !strings.HasPrefix(line, "acquired ") {
+		if line := rs.Line(t); !strings.HasPrefix(line, "acquired ") {
 			t.Fatalf("want the seed to acquire, have %q", line)
 		}
 		recs, err := s.Inspect(sid)
@@ -49,7 +47,7 @@ func TestSeedInterop(t *testing.T) {
 			t.Errorf("want the seed to see 2 owners after a re-entrant Go registration, have %v", obs)
 		}
 		same.Release()
-		rs.stop(t)
+		rs.Stop(t)
 		if owners, _ := s.ActiveOwners(sid); len(owners) != 0 {
 			t.Errorf("want no owners after the seed released, have %d", len(owners))
 		}
@@ -76,10 +74,10 @@ func TestSeedInterop(t *testing.T) {
 		}
 		g.Release()
 		rs := startSeed(t, bin, "acquire", root, sid.String(), "rust", "6")
-		if line := rs.line(t); !strings.HasPrefix(line, "acquired ") {
+		if line := rs.Line(t); !strings.HasPrefix(line, "acquired ") {
 			t.Fatalf("want the seed to acquire after our release, have %q", line)
 		}
-		rs.stop(t)
+		rs.Stop(t)
 	})
 
 	t.Run("Go maintenance blocks the seed until released", func(t *testing.T) {
@@ -90,20 +88,20 @@ func TestSeedInterop(t *testing.T) {
 		}
 		rs := startSeed(t, bin, "acquire", root, sid.String(), "rust", "6")
 		time.Sleep(200 * time.Millisecond)
-		if rs.exited() {
+		if rs.Exited() {
 			t.Fatal("want the seed blocked by our maintenance, it exited")
 		}
 		m.Release()
-		if line := rs.line(t); !strings.HasPrefix(line, "acquired ") {
+		if line := rs.Line(t); !strings.HasPrefix(line, "acquired ") {
 			t.Fatalf("want the seed to acquire after maintenance, have %q", line)
 		}
-		rs.stop(t)
+		rs.Stop(t)
 	})
 
 	t.Run("seed maintenance blocks Go", func(t *testing.T) {
 		root, sid := t.TempDir(), NewID()
 		rs := startSeed(t, bin, "maintain", root, sid.String())
-		if line := rs.line(t); line != "maintaining" {
+		if line := rs.Line(t); line != "maintaining" {
 			t.Fatalf("want the seed maintaining, have %q", line)
 		}
 		s := NewStore(root)
@@ -116,16 +114,15 @@ func TestSeedInterop(t *testing.T) {
 		if active, _ := s.MaintenanceIsActive(sid); !active {
 			t.Error("want maintenance seen active")
 		}
-		rs.stop(t)
+		rs.Stop(t)
 		mustAcquire(t, s, sid, testContext("go", 6))
 	})
 
 	t.Run("killed seed owner is pruned by Go", func(t *testing.T) {
 		root, sid := t.TempDir(), NewID()
 		rs := startSeed(t, bin, "acquire", root, sid.String(), "rust", "6")
-		rs.line(t)
-		rs.cmd.Process.Kill()
-		<-rs.done
+		rs.Line(t)
+		rs.Kill(t)
 		s := NewStore(root)
 		recs, _ := s.Inspect(sid)
 		if len(recs) != 1 || recs[0].Liveness != Stale {
@@ -138,60 +135,11 @@ func TestSeedInterop(t *testing.T) {
 	})
 }
 
-type seedProc struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	out   *bufio.Reader
-	done  chan struct{}
-}
-
-func startSeed(t *testing.T, bin string, args ...string) *seedProc {
+// startSeed starts a seed command that holds what it took until stdin
+// closes.
+func startSeed(t *testing.T, bin string, args ...string) *seedharness.Proc {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &seedProc{cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout), done: make(chan struct{})}
-	go func() { cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() { cmd.Process.Kill(); <-p.done })
-	return p
-}
-
-// line reads one line of the seed's output, bounded.
-func (p *seedProc) line(t *testing.T) string {
-	t.Helper()
-	ch := make(chan string, 1)
-	go func() { l, _ := p.out.ReadString('\n'); ch <- strings.TrimSpace(l) }()
-	select {
-	case l := <-ch:
-		return l
-	case <-time.After(15 * time.Second):
-		t.Fatal("want a line from the seed within 15s")
-	}
-	return ""
-}
-
-func (p *seedProc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// stop closes stdin (the seed releases and exits) and waits, bounded.
-func (p *seedProc) stop(t *testing.T) {
-	t.Helper()
-	p.stdin.Close()
-	select {
-	case <-p.done:
-	case <-time.After(15 * time.Second):
-		t.Fatal("want the seed to exit after stdin closed")
-	}
+	return seedharness.Start(t, exec.Command(bin, args...))
 }
 
 func seedOwners(t *testing.T, bin, root string, sid ID) []map[string]any {

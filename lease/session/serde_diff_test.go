@@ -2,22 +2,21 @@ package session
 
 import (
 	"bytes"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/leasewrap/leasewrap/internal/seedharness"
 )
 
 // TestDifferentialAgainstSerdeJSON compares EncodeOwner and DecodeOwner with
 // the real serde_json on the seed's struct (testdata/serdecheck, see its
-// README). It runs only when LEASEWRAP_SERDECHECK names the built harness;
-// the golden bytes it produced are checked unconditionally in
+// README). The harness is $LEASEWRAP_SERDECHECK, else the one `make
+// harnesses` builds; without it the test skips, and fails under CI. The
+// golden bytes it produced are checked unconditionally in
 // record_json_test.go.
 func TestDifferentialAgainstSerdeJSON(t *testing.T) {
-	bin := os.Getenv("LEASEWRAP_SERDECHECK")
-	if bin == "" {
-		t.Skip("LEASEWRAP_SERDECHECK not set (path to the built testdata/serdecheck harness)")
-	}
+	bin := seedharness.Bin(t, "LEASEWRAP_SERDECHECK", "serdecheck", "serdecheck")
 	serde := func(mode string, in []byte) string {
 		cmd := exec.Command(bin, mode)
 		cmd.Stdin = bytes.NewReader(in)

@@ -33,7 +33,7 @@ func BenchmarkLockerAcquireFinish(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		ls, err := l.Acquire(ctx, 0)
+		ls, err := l.Acquire(ctx)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -48,7 +48,7 @@ func BenchmarkLockerAcquireFinish(b *testing.B) {
 func BenchmarkLockerAcquireHeld(b *testing.B) {
 	root := b.TempDir()
 	ctx := context.Background()
-	ls, err := benchLocker(b, root, "holder").Acquire(ctx, 0)
+	ls, err := benchLocker(b, root, "holder").Acquire(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func BenchmarkLockerAcquireHeld(b *testing.B) {
 	waiter := benchLocker(b, root, "waiter")
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := waiter.Acquire(ctx, 0); !errors.Is(err, lease.ErrHeld) {
+		if _, err := waiter.Acquire(ctx); !errors.Is(err, lease.ErrHeld) {
 			b.Fatalf("want ErrHeld, have %v", err)
 		}
 	}

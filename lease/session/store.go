@@ -3,12 +3,13 @@ package session
 import (
 	"context"
 	"errors"
-	"golang.org/x/sys/unix"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/fdlock"
 )
 
 // Store is one session-lease root directory. Its methods are safe for
@@ -56,9 +57,6 @@ func (s *Store) OwnerDir(sid ID) string {
 	return filepath.Join(s.root, "leases", sid.String())
 }
 
-// CatalogLockPath is <root>/catalog.lock.
-func (s *Store) CatalogLockPath() string { return filepath.Join(s.root, "catalog.lock") }
-
 // ownerPath is <owner dir>/<token>.json.
 func ownerPath(dir, token string) string { return filepath.Join(dir, token+".json") }
 
@@ -92,7 +90,7 @@ func (s *Store) Acquire(ctx context.Context, sid ID, oc OwnerContext) (*OwnerGua
 		return nil, &MissingWriterEpochError{SessionID: sid}
 	}
 	lockPath := s.LockPath(sid)
-	coordinator, err := s.lockFile(ctx, lockPath, lockEX)
+	coordinator, err := s.lockPrivate(ctx, lockPath, lockEX)
 	if err != nil {
 		return nil, err
 	}
@@ -249,29 +247,13 @@ func ClassifyLiveness(path string, o *Owner) Liveness { return classifyLiveness(
 func classifyLiveness(path string, o *Owner) Liveness {
 	switch o.SchemaVersion {
 	case 3:
-		// Read-only: flock(2) does not care, and closing a descriptor
-		// opened for writing would wake every waiter watching the
-		// directory (inotify IN_CLOSE_WRITE) for nothing.
-		f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return Stale
-			}
-			return Unverifiable
-		}
-		defer f.Close()
-		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-			return Unverifiable // a directory or FIFO is no lockable record
-		}
-		ok, err := tryLock(f, lockEX)
-		switch {
-		case err != nil:
-			return Unverifiable
-		case ok:
-			_ = flock(f, lockUN)
+		switch p, _ := fdlock.Probe(path, fdlock.ProbeOpts{}); p {
+		case fdlock.Missing, fdlock.Free:
 			return Stale
+		case fdlock.Held:
+			return Live
 		}
-		return Live
+		return Unverifiable // a directory or FIFO is no lockable record
 	case 2:
 		if processAlive(o.PID) {
 			return Live

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -18,61 +18,61 @@ import (
 // through untouched; these are the codes leasewrap itself uses. They follow
 // sysexits.h where one fits.
 const (
-	exitUsage    = 64 // EX_USAGE: bad flags or arguments
-	exitRefused  = 65 // EX_DATAERR: a record leasewrap will not touch (corrupt, foreign, newer schema, unverifiable)
-	exitInternal = 70 // EX_SOFTWARE: internal or I/O error
-	exitConflict = 75 // EX_TEMPFAIL: held by another, or not acquired within --wait
-	exitLost     = 76 // the lease was lost while the child ran
+	ExitUsage    = 64 // EX_USAGE: bad flags or arguments
+	ExitRefused  = 65 // EX_DATAERR: a record leasewrap will not touch (corrupt, foreign, newer schema, unverifiable)
+	ExitInternal = 70 // EX_SOFTWARE: internal or I/O error
+	ExitConflict = 75 // EX_TEMPFAIL: held by another, or not acquired within --wait
+	ExitLost     = 76 // the lease was lost while the child ran
 
-	exitNotExecutable = 126 // the command exists but cannot be executed (as sh, env(1))
-	exitNotFound      = 127 // the command was not found (as sh, env(1))
+	ExitNotExecutable = 126 // the command exists but cannot be executed (as sh, env(1))
+	ExitNotFound      = 127 // the command was not found (as sh, env(1))
 )
 
 // The exit codes of the admin verbs (claim acquire/release/status/renew/list
 // and the other kinds' admin verbs), fixed by the claims CLI contract.
 const (
-	adminHeld  = 1
-	adminError = 2
+	AdminHeld  = 1
+	AdminError = 2
 )
 
-// exitError carries a chosen exit status out of a verb. Msg, when set, is
+// ExitError carries a chosen exit status out of a verb. Msg, when set, is
 // printed on stderr; a zero Msg with a nil Err prints nothing.
-type exitError struct {
+type ExitError struct {
 	Code int
 	Err  error
 }
 
-func (e *exitError) Error() string {
+func (e *ExitError) Error() string {
 	if e.Err == nil {
 		return fmt.Sprintf("exit status %d", e.Code)
 	}
 	return e.Err.Error()
 }
 
-func (e *exitError) Unwrap() error { return e.Err }
+func (e *ExitError) Unwrap() error { return e.Err }
 
-// runError is a run verb's outcome with the conflict code it was given
-// (--conflict-exit-code), for exitCode.
-type runError struct {
+// RunError is a run verb's outcome with the conflict code it was given
+// (--conflict-exit-code), for ExitCode.
+type RunError struct {
 	Err          error
 	ConflictCode int
 }
 
-func (e *runError) Error() string { return e.Err.Error() }
-func (e *runError) Unwrap() error { return e.Err }
+func (e *RunError) Error() string { return e.Err.Error() }
+func (e *RunError) Unwrap() error { return e.Err }
 
-// exitCode is the one place that decides leasewrap's exit status from the
+// ExitCode is the one place that decides leasewrap's exit status from the
 // error a verb returned. It prints the error (if any) on stderr.
-func exitCode(err error, stderr io.Writer) int {
+func ExitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	conflict := exitConflict
-	var re *runError
+	conflict := ExitConflict
+	var re *RunError
 	if errors.As(err, &re) {
 		conflict, err = re.ConflictCode, re.Err
 	}
-	var ee *exitError
+	var ee *ExitError
 	if errors.As(err, &ee) {
 		if ee.Err != nil {
 			fmt.Fprintf(stderr, "leasewrap: %v\n", ee.Err)
@@ -94,33 +94,38 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "leasewrap: %v\n", err)
 	var abort *supervisor.SignalAbort
+	var execErr *supervisor.ExecError
 	switch {
+	case errors.As(err, &execErr):
+		return execErr.Code // 127 not found, 126 not executable, as env(1)
+	case errors.Is(err, supervisor.ErrEmptyCommand):
+		return ExitUsage
 	case errors.As(err, &abort):
 		return 128 + int(abort.Signal)
-	case errors.Is(err, errUsage):
-		return exitUsage
+	case errors.Is(err, ErrUsage):
+		return ExitUsage
 	case errors.Is(err, exec.ErrNotFound):
-		return exitNotFound
+		return ExitNotFound
 	case errors.Is(err, supervisor.ErrStart) && errors.Is(err, fs.ErrPermission):
-		return exitNotExecutable
+		return ExitNotExecutable
 	case errors.Is(err, lease.ErrHeld), errors.Is(err, supervisor.ErrWaitTimeout):
 		return conflict
 	case errors.Is(err, lease.ErrLost):
-		return exitLost
+		return ExitLost
 	case errors.Is(err, lease.ErrRefused):
-		return exitRefused
+		return ExitRefused
 	}
-	return exitInternal
+	return ExitInternal
 }
 
-// usageCode is the exit status of a command line kong could not parse: the
+// UsageCode is the exit status of a command line kong could not parse: the
 // admin verbs' contract says 2, everything else follows sysexits (64).
-func usageCode(kctx *kong.Context) int {
+func UsageCode(kctx *kong.Context) int {
 	if kctx != nil {
 		path := strings.Fields(kctx.Command())
 		if len(path) >= 2 && path[1] != "run" && path[1] != "maintain" {
-			return adminError
+			return AdminError
 		}
 	}
-	return exitUsage
+	return ExitUsage
 }

@@ -1,19 +1,32 @@
-package lease
+// Package fswatch is the wake-up source of the local lease kinds: inotify
+// on the directory entries whose change may free a lease, plus a pidfd on a
+// local holder's process. It implements lease.Wake.
+package fswatch
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/lease"
 )
+
+// Watch names a directory and the entries in it that matter; no Names
+// means every entry.
+type Watch struct {
+	Dir   string
+	Names []string
+}
 
 // Watcher wakes a waiter when a lease may have become free: a watched
 // directory entry changed, or a watched process exited. Events are queued
-// from NewWatcher on: create the Watcher before the first attempt and no
+// from New on: create the Watcher before the first attempt and no
 // release between an attempt and the next Wait is missed.
 //
 // A Watcher is not safe for concurrent use.
@@ -31,13 +44,13 @@ type Watcher struct {
 const watchMask = unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
 	unix.IN_CREATE | unix.IN_CLOSE_WRITE | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR
 
-// NewWatcher watches ws. Directories that do not exist or cannot be
+// New watches ws. Directories that do not exist or cannot be
 // watched are skipped: Wait then degrades to its timeout, which callers
 // bound, so a missing watch costs latency, never correctness.
-func NewWatcher(ws []Watch) (*Watcher, error) {
+func New(ws []Watch) (*Watcher, error) {
 	ev, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
-		return nil, fmt.Errorf("lease: eventfd: %w", err)
+		return nil, fmt.Errorf("fswatch: eventfd: %w", err)
 	}
 	w := &Watcher{fd: -1, ev: ev, pidfd: -1, names: map[int32]map[string]bool{}, pids: map[int]bool{}}
 	if len(ws) == 0 {
@@ -99,10 +112,17 @@ func (w *Watcher) closePID() {
 	}
 }
 
-// Wait blocks until a watched entry changed, the watched process exited,
-// limit passed, or ctx ended; it returns ctx.Err() only in the last case,
-// and reports whether something happened (false: limit passed).
-func (w *Watcher) Wait(ctx context.Context, limit time.Duration) (bool, error) {
+var _ lease.Wake = (*Watcher)(nil)
+
+// Wait blocks until a watched entry changed, the holder named by held (a
+// *lease.HeldError with the pid of a process on this host) exited, limit
+// passed, or ctx ended; it returns ctx.Err() only in the last case, and
+// reports whether something happened (false: limit passed).
+func (w *Watcher) Wait(ctx context.Context, held error, limit time.Duration) (bool, error) {
+	var h *lease.HeldError
+	if errors.As(held, &h) && localHolder(h) {
+		w.WatchPID(h.PID) // its exit may free the lease
+	}
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
@@ -129,7 +149,7 @@ func (w *Watcher) Wait(ctx context.Context, limit time.Duration) (bool, error) {
 			continue
 		}
 		if err != nil {
-			return false, fmt.Errorf("lease: poll watcher: %w", err)
+			return false, fmt.Errorf("fswatch: poll watcher: %w", err)
 		}
 		if n == 0 {
 			return false, nil
@@ -203,4 +223,17 @@ func (w *Watcher) Close() error {
 	}
 	w.closePID()
 	return nil
+}
+
+// localHolder reports whether a holder's pid names a process on this host
+// (the kind said no host, or ours).
+func localHolder(h *lease.HeldError) bool {
+	if h.PID <= 0 {
+		return false
+	}
+	if h.Host == "" {
+		return true
+	}
+	host, err := os.Hostname()
+	return err == nil && host == h.Host
 }

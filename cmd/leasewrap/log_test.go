@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/leasewrap/leasewrap/internal/cli"
+)
+
+// TestJSONLogFormatCoversEveryStderrLine runs leasewrap processes that fail
+// in different ways with --log-format json (or LEASEWRAP_LOG_FORMAT=json)
+// and checks that every line they write on stderr is a JSON object, the
+// final error line included.
+func TestJSONLogFormatCoversEveryStderrLine(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("FNO_EVENTS_PATH", filepath.Join(root, "events.jsonl")) // not ./.fno of the package
+	// A live claim held by another holder (a TTL claim of this test's pid).
+	hold := leasewrapCmd(t, "claim", "acquire", "job", "--root", root, "--holder", "other", "--ttl-ms", "600000")
+	if out, err := hold.CombinedOutput(); err != nil {
+		t.Fatalf("claim acquire: %v\n%s", err, out)
+	}
+	cases := []struct {
+		name  string
+		env   []string
+		args  []string
+		code  int    // 0: any failure
+		error string // a substring of the final ERROR record's msg
+	}{
+		{"held", nil, []string{"--log-format", "json", "claim", "run", "job", "--root", root, "--", "true"}, cli.ExitConflict, "held"},
+		{"flag after the kind", nil, []string{"claim", "run", "job", "--root", root, "--log-format=json", "--", "true"}, cli.ExitConflict, "held"},
+		{"environment", []string{"LEASEWRAP_LOG_FORMAT=json"}, []string{"claim", "run", "job", "--root", root, "--", "true"}, cli.ExitConflict, "held"},
+		{"unknown flag", nil, []string{"--log-format", "json", "claim", "run", "job", "--root", root, "--no-such-flag", "--", "true"}, cli.ExitUsage, "no-such-flag"},
+		{"usage from the environment", []string{"LEASEWRAP_LOG_FORMAT=json"}, []string{"reserve", "run", "job"}, cli.ExitUsage, "no command"},
+		{"command not found", nil, []string{"--log-format", "json", "claim", "run", "free", "--root", root, "--", filepath.Join(root, "no-such-command")}, 0, "no-such-command"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := leasewrapCmd(t, tc.args...)
+			cmd.Env = append(cmd.Env, tc.env...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || (tc.code != 0 && ee.ExitCode() != tc.code) {
+				t.Fatalf("want exit %d, have %v\nstderr:\n%s", tc.code, err, stderr.String())
+			}
+			lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
+			if stderr.Len() == 0 {
+				t.Fatal("want at least the error line on stderr, have nothing")
+			}
+			var last map[string]any
+			for i, l := range lines {
+				last = nil
+				if err := json.Unmarshal([]byte(l), &last); err != nil {
+					t.Fatalf("stderr line %d is not JSON: %q (%v)\nstderr:\n%s", i+1, l, err, stderr.String())
+				}
+			}
+			if last["level"] != "ERROR" {
+				t.Errorf("want the last record at level ERROR, have %v", last)
+			}
+			msg, _ := last["msg"].(string)
+			if !strings.Contains(msg, tc.error) {
+				t.Errorf("want the last record's msg to mention %q, have %q", tc.error, msg)
+			}
+			if strings.HasPrefix(msg, "leasewrap: ") {
+				t.Errorf("want the msg without the text-mode prefix, have %q", msg)
+			}
+		})
+	}
+}
+
+// TestTextLogFormatKeepsThePlainErrorLine guards the default: without JSON
+// the final error line stays "leasewrap: …".
+func TestTextLogFormatKeepsThePlainErrorLine(t *testing.T) {
+	cmd := leasewrapCmd(t, "--log-format", "text", "reserve", "run")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	_ = cmd.Run()
+	if !strings.HasPrefix(stderr.String(), "leasewrap: ") {
+		t.Fatalf("want a plain \"leasewrap: …\" line, have %q", stderr.String())
+	}
+}

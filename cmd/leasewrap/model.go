@@ -1,0 +1,198 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/leasewrap/leasewrap/internal/cli"
+)
+
+// Building kong's model (reflection over struct tags, help interpolation)
+// is most of leasewrap's own start-up, and it is on the path of every cron
+// job. So the model is only as big as the command line needs:
+//
+//   - KIND VERB …   a tree holding only that verb (its flags, arguments,
+//     help, validation and errors are the verb's own, so nothing changes);
+//   - KIND …        that kind's verbs (for `claim --help`, a mistyped verb);
+//   - --version     the global flags only;
+//   - anything else the whole tree (help, errors naming every kind).
+//
+// With -h/--help anywhere, the verb-only and version-only models are not
+// used, so help shows the same siblings and commands it always did.
+
+// tree is the whole command tree. Each kind's verbs live in their own files.
+type tree struct {
+	cli.Globals `embed:""`
+	Claim       claimCmd   `cmd:"" help:"Work claims: a lock file with PID + TTL liveness (fno claims protocol)."`
+	Reserve     reserveCmd `cmd:"" help:"Idempotency reservations: run a job at most once per key, replay its result (orchestratectl protocol)."`
+	Session     sessionCmd `cmd:"" help:"Session owner leases with flock liveness (bcode session protocol)."`
+}
+
+// versionCLI is the model of `leasewrap --version`.
+type versionCLI struct {
+	cli.Globals `embed:""`
+}
+
+// model returns the smallest command tree that parses args and the global
+// flags inside it (filled in by the parse).
+func model(args []string) (any, *cli.Globals) {
+	words, help, version := scan(args)
+	if len(words) == 0 {
+		if version && !help {
+			c := &versionCLI{}
+			return c, &c.Globals
+		}
+		c := &tree{}
+		return c, &c.Globals
+	}
+	if !help && len(words) > 1 {
+		if mk, ok := verbModels[words[0]][words[1]]; ok {
+			return mk()
+		}
+	}
+	switch words[0] {
+	case "claim":
+		c := &claimCLI{}
+		return c, &c.Globals
+	case "reserve":
+		c := &reserveCLI{}
+		return c, &c.Globals
+	case "session":
+		c := &sessionCLI{}
+		return c, &c.Globals
+	}
+	c := &tree{}
+	return c, &c.Globals
+}
+
+// The one-kind trees.
+type (
+	claimCLI struct {
+		cli.Globals `embed:""`
+		Claim       claimCmd `cmd:"" help:"Work claims: a lock file with PID + TTL liveness (fno claims protocol)."`
+	}
+	reserveCLI struct {
+		cli.Globals `embed:""`
+		Reserve     reserveCmd `cmd:"" help:"Idempotency reservations: run a job at most once per key, replay its result (orchestratectl protocol)."`
+	}
+	sessionCLI struct {
+		cli.Globals `embed:""`
+		Session     sessionCmd `cmd:"" help:"Session owner leases with flock liveness (bcode session protocol)."`
+	}
+)
+
+// oneVerb is the tree of a single verb: T is struct{ Kind struct{ Verb
+// verbCmd `cmd:""` } `cmd:""` }. (Static types: building them with
+// reflect.StructOf costs more than it saves.)
+type oneVerb[T any] struct {
+	cli.Globals `embed:""`
+	Tree        T `embed:""`
+}
+
+func verb[T any]() (any, *cli.Globals) {
+	c := &oneVerb[T]{}
+	return c, &c.Globals
+}
+
+// verbModels are the one-verb trees by kind and verb. A verb missing here
+// (a new one) is parsed with its kind's tree: correct, only slower.
+var verbModels = map[string]map[string]func() (any, *cli.Globals){
+	"claim": {
+		"run": verb[struct {
+			Claim struct {
+				Run claimRunCmd `cmd:""`
+			} `cmd:""`
+		}],
+		"acquire": verb[struct {
+			Claim struct {
+				Acquire claimAcquireCmd `cmd:""`
+			} `cmd:""`
+		}],
+		"release": verb[struct {
+			Claim struct {
+				Release claimReleaseCmd `cmd:""`
+			} `cmd:""`
+		}],
+		"status": verb[struct {
+			Claim struct {
+				Status claimStatusCmd `cmd:""`
+			} `cmd:""`
+		}],
+		"renew": verb[struct {
+			Claim struct {
+				Renew claimRenewCmd `cmd:""`
+			} `cmd:""`
+		}],
+		"list": verb[struct {
+			Claim struct {
+				List claimListCmd `cmd:""`
+			} `cmd:""`
+		}],
+	},
+	"reserve": {
+		"run": verb[struct {
+			Reserve struct {
+				Run reserveRunCmd `cmd:""`
+			} `cmd:""`
+		}],
+		"lookup": verb[struct {
+			Reserve struct {
+				Lookup reserveLookupCmd `cmd:""`
+			} `cmd:""`
+		}],
+		"release": verb[struct {
+			Reserve struct {
+				Release reserveReleaseCmd `cmd:""`
+			} `cmd:""`
+		}],
+		"hash": verb[struct {
+			Reserve struct {
+				Hash reserveHashCmd `cmd:""`
+			} `cmd:""`
+		}],
+	},
+	"session": {
+		"run": verb[struct {
+			Session struct {
+				Run sessionRunCmd `cmd:""`
+			} `cmd:""`
+		}],
+		"maintain": verb[struct {
+			Session struct {
+				Maintain sessionMaintainCmd `cmd:""`
+			} `cmd:""`
+		}],
+		"owners": verb[struct {
+			Session struct {
+				Owners sessionOwnersCmd `cmd:""`
+			} `cmd:""`
+		}],
+	},
+}
+
+// scan returns the first two words of args that are neither flags nor the
+// values of the global flags, and whether -h/--help or --version appear
+// (all before "--").
+func scan(args []string) (words []string, help, version bool) {
+	for i := 0; i < len(args) && len(words) < 2; i++ {
+		switch a := args[i]; {
+		case a == "--":
+			return words, help, version
+		case a == "--log-format" || a == "--log-level":
+			i++ // its value follows
+		case a == "-h" || a == "--help":
+			help = true
+		case a == "--version":
+			version = true
+		case strings.HasPrefix(a, "-"):
+		default:
+			words = append(words, a)
+		}
+	}
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		help = help || a == "-h" || a == "--help"
+	}
+	return words, help, version
+}

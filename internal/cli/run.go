@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/leasewrap/leasewrap/lease"
+	"github.com/leasewrap/leasewrap/supervisor"
+)
+
+// RunFlags are the flags every run verb shares: how to wait, how to stop
+// the child, how to exit. Kind-specific flags live in each verb.
+type RunFlags struct {
+	Wait             time.Duration `help:"Keep trying to acquire a held lease for this long, reacting to its release at once (0: try once)." default:"0s"`
+	KillGrace        time.Duration `help:"Time between SIGTERM and SIGKILL of the job's process group: when the lease is lost, and for what is left of the job after the child exits." default:"10s"`
+	RenewEvery       time.Duration `help:"Renewal period of a TTL lease (default TTL/3), or check period of a lease without TTL (default 5s)." default:"0s"`
+	ConflictExitCode int           `help:"Exit code when the lease is held by another or not acquired within --wait." default:"75"`
+	Subreaper        bool          `help:"Reap orphaned descendants like tini, so the job's strays stay leasewrap's children (--no-subreaper to turn off; always on as PID 1)." default:"true" negatable:""`
+	LeaveStrays      bool          `help:"Settle the lease as soon as the child exits, leaving the rest of its process group running (unprotected by the lease)."`
+
+	Command []string `arg:"" passthrough:"" name:"command" help:"The command to run, after --."`
+}
+
+// MinRenewEvery is the shortest --renew-every accepted.
+const MinRenewEvery = 100 * time.Millisecond
+
+// Check checks the shared flags; ttl is the lease's TTL if known. (Not
+// named Validate: kong would call that itself, without the TTL.)
+func (f *RunFlags) Check(ttl time.Duration) error {
+	if len(f.Command) > 0 && f.Command[0] == "--" {
+		f.Command = f.Command[1:]
+	} else if len(f.Command) > 0 && strings.HasPrefix(f.Command[0], "-") {
+		// kong hands an unknown flag after the key to the command; a
+		// command starting with "-" must come after an explicit --.
+		return fmt.Errorf("%w: unknown flag %s (the command goes after --)", ErrUsage, f.Command[0])
+	}
+	if len(f.Command) == 0 {
+		return fmt.Errorf("%w: no command given; put it after --, e.g. leasewrap claim run KEY -- ./job.sh", ErrUsage)
+	}
+	if f.Command[0] == "" {
+		return fmt.Errorf("%w: the command is empty (\"\"); put the program to run after --", ErrUsage)
+	}
+	if f.Wait < 0 || f.KillGrace < 0 || f.RenewEvery < 0 {
+		return fmt.Errorf("%w: durations must not be negative", ErrUsage)
+	}
+	if f.RenewEvery != 0 && f.RenewEvery < MinRenewEvery {
+		return fmt.Errorf("%w: --renew-every %v is below the minimum of %v (a shorter period only burns CPU; leave it out for the default)", ErrUsage, f.RenewEvery, MinRenewEvery)
+	}
+	if f.ConflictExitCode < 0 || f.ConflictExitCode > 255 {
+		return fmt.Errorf("%w: --conflict-exit-code %d is not in 0..255", ErrUsage, f.ConflictExitCode)
+	}
+	if err := f.Config(nil, nil).ValidateTiming(ttl); err != nil {
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	return nil
+}
+
+func (f *RunFlags) Config(l lease.Locker, logger *slog.Logger) supervisor.Config {
+	return supervisor.Config{
+		Locker:      l,
+		Argv:        f.Command,
+		Wait:        f.Wait,
+		KillGrace:   f.KillGrace,
+		RenewPeriod: f.RenewEvery,
+		Subreaper:   f.Subreaper,
+		LeaveStrays: f.LeaveStrays,
+		Logger:      logger,
+	}
+}
+
+// supervise runs the command under l. ExitCode decides the status; this
+// only logs a replay and carries --conflict-exit-code along.
+func (f *RunFlags) Supervise(ctx context.Context, cfg supervisor.Config) error {
+	// supervisor.Run refuses a command that cannot run before anything is
+	// acquired, with env(1)'s codes (127 not found, 126 not executable); a
+	// file without #! runs through /bin/sh, as execvp does.
+	err := supervisor.Run(ctx, cfg)
+	if err == nil {
+		return nil
+	}
+	var replay *lease.ReplayError
+	if errors.As(err, &replay) {
+		cfg.Logger.Info("already done; replaying the recorded result, not running the command",
+			"kind", replay.Kind, "key", replay.Key, "replayed", replay.Summary, "exit_code", replay.ExitCode)
+	}
+	return &RunError{Err: err, ConflictCode: f.ConflictExitCode}
+}
+
+// DefaultHolder is unique to this invocation (host, pid, random), so two
+// wrappers never re-acquire each other's lease as "the same holder".
+func DefaultHolder() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown-host"
+	}
+	var b [4]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("leasewrap:%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}

@@ -1,0 +1,148 @@
+// Package fdlock is leasewrap's one helper for flock(2) on a descriptor it
+// already has open: locks a child inherits (owner records, materializer
+// leases, the session coordinator handed to maintain and --migrate) and
+// locks taken on a descriptor that must stay the same one. It holds the
+// try-lock, the bounded wait and the read-only liveness probe.
+//
+// Locks that leasewrap holds privately and takes by path (the reservation
+// key lock) use github.com/gofrs/flock instead; see docs/LOCKS.md.
+//
+// A flock belongs to the open file description: release a lock a child
+// may share by closing your descriptor, never with LOCK_UN.
+package fdlock
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Flock applies how (LOCK_SH, LOCK_EX, LOCK_UN, optionally |LOCK_NB) to
+// f's open file description, retrying EINTR.
+func Flock(f *os.File, how int) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) {
+		for {
+			if ferr = unix.Flock(int(fd), how); ferr != unix.EINTR {
+				return
+			}
+		}
+	}); err != nil {
+		return err
+	}
+	return ferr
+}
+
+// Try takes the lock how (LOCK_SH or LOCK_EX) without blocking: (true,
+// nil) when obtained, (false, nil) when it would block.
+func Try(f *os.File, how int) (bool, error) {
+	err := Flock(f, how|unix.LOCK_NB)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, unix.EWOULDBLOCK):
+		return false, nil
+	}
+	return false, err
+}
+
+// ErrTimeout is returned (wrapped by the caller as it likes) when a
+// bounded wait ends without the lock.
+var ErrTimeout = errors.New("fdlock: lock still held at the end of the bounded wait")
+
+// Wait takes the lock how on f, trying at once and then every poll until
+// budget has passed (ErrTimeout, with the time waited) or ctx ends (its
+// error). now is the clock (time.Now when nil). Another error of flock(2)
+// is returned as is.
+func Wait(ctx context.Context, f *os.File, how int, poll, budget time.Duration, now func() time.Time) (time.Duration, error) {
+	if now == nil {
+		now = time.Now
+	}
+	started := now()
+	for {
+		ok, err := Try(f, how)
+		if err != nil {
+			return now().Sub(started), err
+		}
+		if ok {
+			return now().Sub(started), nil
+		}
+		waited := now().Sub(started)
+		if waited >= budget {
+			return waited, ErrTimeout
+		}
+		t := time.NewTimer(min(poll, budget-waited))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return now().Sub(started), ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// Probed is what Probe found at a lock file.
+type Probed int
+
+const (
+	// Missing: no file at the path.
+	Missing Probed = iota
+	// Free: an exclusive try-lock was obtained (and dropped at once):
+	// nobody holds the lock.
+	Free
+	// Held: the try-lock would block: someone holds the lock.
+	Held
+	// Unknown: the file could not be opened or locked, or is not a regular
+	// file (a directory, a FIFO, or a symlink when refused).
+	Unknown
+)
+
+// ProbeOpts says how Probe opens the file.
+type ProbeOpts struct {
+	// NoFollow refuses a symlink at the path (Unknown).
+	NoFollow bool
+}
+
+// Probe is the try-lock liveness probe: it opens path read-only and
+// non-blocking, never creating it, and tries an exclusive lock. Read-only
+// matters: closing a descriptor opened for writing would wake every
+// inotify waiter on the directory (IN_CLOSE_WRITE) as if a holder had let
+// go. An obtained lock is released at once (the descriptor is our own).
+func Probe(path string, o ProbeOpts) (Probed, error) {
+	flags := os.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC
+	if o.NoFollow {
+		flags |= unix.O_NOFOLLOW
+	}
+	f, err := os.OpenFile(path, flags, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Missing, err
+	}
+	if err != nil {
+		return Unknown, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return Unknown, err
+	}
+	if !fi.Mode().IsRegular() {
+		return Unknown, &fs.PathError{Op: "probe", Path: path, Err: errors.New("not a regular file")}
+	}
+	ok, err := Try(f, unix.LOCK_EX)
+	switch {
+	case err != nil:
+		return Unknown, err
+	case ok:
+		_ = Flock(f, unix.LOCK_UN) // our own, unshared descriptor
+		return Free, nil
+	}
+	return Held, nil
+}

@@ -1,0 +1,182 @@
+// Package testutil holds the helpers the tests of several packages share:
+// bounded polling and helper processes whose exit and output are observed
+// with deadlines. It is imported only by _test.go files.
+package testutil
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// pollEvery is how often Poll and WaitFor look at their condition.
+const pollEvery = 5 * time.Millisecond
+
+// Poll calls cond every 5 ms until it returns true (nil) or within has
+// passed (an error). For helper processes, which have no *testing.T.
+func Poll(within time.Duration, cond func() bool) error {
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("timed out after %v", within)
+		}
+		time.Sleep(pollEvery)
+	}
+	return nil
+}
+
+// WaitFor polls cond every 5 ms and fails t if it is not true within.
+func WaitFor(t testing.TB, what string, within time.Duration, cond func() bool) {
+	t.Helper()
+	if err := Poll(within, cond); err != nil {
+		t.Fatalf("%v waiting for %s", err, what)
+	}
+}
+
+// ReadPID waits up to within for a pid that a test child wrote to path
+// (by write-then-rename, so it is never read half-written).
+func ReadPID(t testing.TB, path string, within time.Duration) int {
+	t.Helper()
+	var pid int
+	WaitFor(t, "a pid in "+path, within, func() bool {
+		b, err := os.ReadFile(path)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && pid > 0
+	})
+	return pid
+}
+
+// Proc is a started process whose exit is observed in the background; it
+// is killed (and reaped) when the test ends, if it still runs.
+type Proc struct {
+	Cmd   *exec.Cmd
+	Stdin io.WriteCloser // set by StartPiped
+	out   *bufio.Reader
+	done  chan struct{}
+	err   error
+}
+
+// Start starts cmd.
+func Start(t testing.TB, cmd *exec.Cmd) *Proc {
+	t.Helper()
+	return start(t, &Proc{Cmd: cmd})
+}
+
+// StartPiped starts cmd with pipes on its stdin (p.Stdin) and stdout
+// (read with p.Line).
+func StartPiped(t testing.TB, cmd *exec.Cmd) *Proc {
+	t.Helper()
+	p := &Proc{Cmd: cmd}
+	var err error
+	if p.Stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	// Our own pipe, not StdoutPipe: Wait, which runs in the background,
+	// closes a StdoutPipe, and lines written before the exit would be lost.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	cmd.Stdout = w
+	p.out = bufio.NewReader(r)
+	start(t, p)
+	w.Close() // the child has its copy
+	return p
+}
+
+func start(t testing.TB, p *Proc) *Proc {
+	t.Helper()
+	if err := p.Cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.done = make(chan struct{})
+	go func() {
+		p.err = p.Cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		if !p.Exited() {
+			p.Cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+// Pid is the process's pid.
+func (p *Proc) Pid() int { return p.Cmd.Process.Pid }
+
+// Done is closed once the process has exited and was reaped.
+func (p *Proc) Done() <-chan struct{} { return p.done }
+
+// Exited reports whether the process has exited (and was reaped).
+func (p *Proc) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Err is the process's exit error; meaningful once Exited.
+func (p *Proc) Err() error {
+	if !p.Exited() {
+		return errors.New("still running")
+	}
+	return p.err
+}
+
+// Wait waits for the process to exit and returns its exit error; it fails
+// t if the process has not exited within.
+func (p *Proc) Wait(t testing.TB, within time.Duration) error {
+	t.Helper()
+	select {
+	case <-p.done:
+		return p.err
+	case <-time.After(within):
+		t.Fatalf("pid %d (%s) did not exit within %v", p.Pid(), p.Cmd.Path, within)
+	}
+	return nil
+}
+
+// WaitOK is Wait that also fails t when the process did not succeed.
+func (p *Proc) WaitOK(t testing.TB, within time.Duration) {
+	t.Helper()
+	if err := p.Wait(t, within); err != nil {
+		t.Fatalf("pid %d (%s): want success, have %v", p.Pid(), p.Cmd.Path, err)
+	}
+}
+
+// Line returns the next line of the process's stdout (StartPiped), without
+// its line end; it fails t on a read error or when none comes within.
+func (p *Proc) Line(t testing.TB, within time.Duration) string {
+	t.Helper()
+	type res struct {
+		s   string
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		s, err := p.out.ReadString('\n')
+		ch <- res{strings.TrimSpace(s), err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			t.Fatalf("pid %d: read: %v (have %q)", p.Pid(), r.err, r.s)
+		}
+		return r.s
+	case <-time.After(within):
+		t.Fatalf("pid %d: no output within %v", p.Pid(), within)
+	}
+	return ""
+}

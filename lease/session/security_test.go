@@ -1,0 +1,82 @@
+package session
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The owner record's temp name "<token>.json.tmp-<token>" is guessable
+// (pid and milliseconds): whatever is planted there is left alone and the
+// record is written beside it.
+func TestOwnerRecordNeverWritesThroughAPlantedTemp(t *testing.T) {
+	plants := map[string]func(victim, at string) error{
+		"symlink":  func(v, at string) error { return os.Symlink(v, at) },
+		"hardlink": func(v, at string) error { return os.Link(v, at) },
+		"fifo":     func(_, at string) error { return syscall.Mkfifo(at, 0o666) },
+	}
+	for name, plant := range plants {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			victim := filepath.Join(t.TempDir(), "victim")
+			want := []byte("victim contents\n")
+			os.WriteFile(victim, want, 0o600)
+			o := testOwner(NewID(), OwnerContext{})
+			path := filepath.Join(dir, o.LeaseToken+".json")
+			if err := plant(victim, tempPath(path, o.LeaseToken)); err != nil {
+				t.Fatal(err)
+			}
+			f, err := writeOwnerRecord(path, &o)
+			if err != nil {
+				t.Fatalf("want the record published, have %v", err)
+			}
+			f.Close()
+			if have, err := os.ReadFile(victim); err != nil || !bytes.Equal(have, want) {
+				t.Errorf("victim changed: %q (%v)", have, err)
+			}
+			if _, err := readOwner(path); err != nil {
+				t.Errorf("published record: %v", err)
+			}
+		})
+	}
+}
+
+func TestLockFileRefusesPlantedFiles(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	os.WriteFile(victim, []byte("v"), 0o600)
+	for name, plant := range map[string]func(at string) error{
+		"symlink":  func(at string) error { return os.Symlink(victim, at) },
+		"hardlink": func(at string) error { return os.Link(victim, at) },
+		"fifo":     func(at string) error { return syscall.Mkfifo(at, 0o666) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(dir, name+".lock")
+			plant(p)
+			done := make(chan error, 1)
+			go func() {
+				f, err := openLockFile(p)
+				if err == nil {
+					f.Close()
+				}
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if !errorsIsELOOP(err) {
+					t.Errorf("want a refusal (reported as ELOOP), have %v", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("openLockFile hung")
+			}
+		})
+	}
+}
+
+func errorsIsELOOP(err error) bool {
+	ie, ok := err.(*IOError)
+	return ok && ie.Err == syscall.ELOOP
+}

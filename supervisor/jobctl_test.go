@@ -1,0 +1,105 @@
+package supervisor
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// openPTY returns a new pseudo-terminal's master and slave.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	t.Cleanup(func() { m.Close() })
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return m, s
+}
+
+// ^Z at the terminal stops the job; leasewrap then takes the terminal back
+// and stops itself, as a shell expects of its job. SIGCONT (fg) hands the
+// terminal to the job again and continues it, and the job finishes.
+func TestJobControlStopAndContinueUnderATerminal(t *testing.T) {
+	dir := t.TempDir()
+	master, slave := openPTY(t)
+	ready := filepath.Join(dir, "ready")
+	script := "touch " + ready + "; i=0; while [ $i -lt 20 ]; do sleep 0.05; i=$((i+1)); done; echo finished > " + filepath.Join(dir, "out")
+	cmd := exec.Command(os.Args[0], "sh", "-c", script)
+	cmd.Env = testEnv(dir)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	t.Cleanup(func() { unix.Kill(pid, unix.SIGKILL); unix.Kill(pid, unix.SIGCONT) })
+	go func() { // drain the terminal so writes never block
+		b := make([]byte, 4096)
+		for {
+			if _, err := master.Read(b); err != nil {
+				return
+			}
+		}
+	}()
+	waitFile(t, ready)
+	fg := func() int { p, _ := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPGRP); return p }
+	if p := fg(); p == pid || p <= 0 {
+		t.Fatalf("want the job in the foreground, have group %d (leasewrap %d)", p, pid)
+	}
+	master.Write([]byte{0x1a}) // ^Z
+
+	waited := make(chan unix.WaitStatus, 1)
+	waitOnce := func() {
+		var ws unix.WaitStatus
+		for {
+			if _, err := unix.Wait4(pid, &ws, unix.WUNTRACED, nil); err != unix.EINTR {
+				break
+			}
+		}
+		waited <- ws
+	}
+	go waitOnce()
+	select {
+	case ws := <-waited:
+		if !ws.Stopped() {
+			t.Fatalf("want leasewrap stopped after ^Z, have status %#x", uint32(ws))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("leasewrap did not stop within 10s of ^Z: the shell would hang")
+	}
+	if p := fg(); p != pid {
+		t.Fatalf("want the terminal back with leasewrap's group %d, have %d", pid, p)
+	}
+	unix.Kill(pid, unix.SIGCONT) // fg: the shell hands the terminal back to its job, leasewrap's group
+	go waitOnce()
+	select {
+	case ws := <-waited:
+		if !ws.Exited() || ws.ExitStatus() != 0 {
+			t.Fatalf("want exit 0 after fg, have status %#x", uint32(ws))
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("leasewrap did not finish within 20s of SIGCONT")
+	}
+	if got := readFile(t, filepath.Join(dir, "out")); got != "finished\n" {
+		t.Fatalf("want the job to finish, have %q", got)
+	}
+}

@@ -1,0 +1,256 @@
+package supervisor
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Exit codes of a command that cannot be executed, as env(1) and sh use
+// them.
+const (
+	// CodeNotExecutable: found, but not executable (a directory, no
+	// execute permission, a noexec mount, an interpreter that is a
+	// directory).
+	CodeNotExecutable = 126
+	// CodeNotFound: not found (not in PATH, no such file, or the
+	// interpreter its #! line names does not exist).
+	CodeNotFound = 127
+)
+
+// ErrEmptyCommand reports an empty command line or an empty program name:
+// a usage error, found before anything is acquired.
+var ErrEmptyCommand = errors.New("supervisor: no command to run (give it after --)")
+
+// ExecError reports a command that cannot be executed. Code is the exit
+// status env(1) would give (CodeNotFound or CodeNotExecutable); Path is the
+// program as given or as found in PATH; Err says why. It matches ErrStart.
+type ExecError struct {
+	Path string
+	Code int
+	Err  error
+}
+
+func (e *ExecError) Error() string { return fmt.Sprintf("cannot run %s: %v", e.Path, e.Err) }
+
+func (e *ExecError) Unwrap() error { return e.Err }
+
+// Is makes an *ExecError match ErrStart.
+func (e *ExecError) Is(target error) bool { return target == ErrStart }
+
+// defaultPath is the search path when the environment has no PATH, as
+// glibc's execvp uses (confstr _CS_PATH).
+const defaultPath = "/bin:/usr/bin"
+
+// shell runs a file that has neither a #! line nor a binary format the
+// kernel knows, as execvp does on ENOEXEC.
+const shell = "/bin/sh"
+
+// Resolve finds what running argv in dir with environment env would
+// execute, the way execvp(3) and env(1) decide, without executing
+// anything, so a command that cannot run is refused before any lease is
+// taken.
+//
+//   - An empty argv or program name is ErrEmptyCommand.
+//   - A name with a slash is taken as a path (relative to dir, or to the
+//     working directory when dir is ""); a bare name is searched in env's
+//     PATH (the last PATH= entry; os.Getenv when env is nil; /bin:/usr/bin
+//     when unset), where an empty entry is dir. A PATH entry that holds a
+//     non-executable match is skipped, as execvp skips EACCES; if no entry
+//     has an executable match, the first non-executable one decides (126),
+//     else 127.
+//   - Not found, including a #! line whose interpreter does not exist, is
+//     an *ExecError with CodeNotFound; a directory, a special file, a file
+//     without execute permission or an interpreter that is not executable
+//     is CodeNotExecutable.
+//   - A readable file that starts neither with #! nor with the ELF magic
+//     is run by /bin/sh, as execvp does on ENOEXEC: the returned path is
+//     /bin/sh and argv becomes [/bin/sh FILE ARGS...]. (A format a
+//     binfmt_misc handler would run is not recognised: it goes through
+//     /bin/sh too.)
+//
+// path is absolute. The returned argv is argv itself unless /bin/sh runs
+// the file; argv[0] keeps its spelling. Nothing is cached: the file may
+// change before it is executed, so the exec itself can still fail.
+func Resolve(argv []string, dir string, env []string) (path string, args []string, err error) {
+	if len(argv) == 0 || argv[0] == "" {
+		return "", nil, ErrEmptyCommand
+	}
+	name := argv[0]
+	var found string
+	if strings.Contains(name, "/") {
+		p := absIn(dir, name)
+		if err := executable(name, p, dir); err != nil {
+			return "", nil, err
+		}
+		found = p
+	} else {
+		var denied *ExecError
+		for _, d := range filepath.SplitList(searchPath(env)) {
+			if d == "" {
+				d = "."
+			}
+			p := absIn(dir, filepath.Join(d, name))
+			err := executable(name, p, dir)
+			if err == nil {
+				found = p
+				break
+			}
+			var ee *ExecError
+			if errors.As(err, &ee) && ee.Code == CodeNotExecutable && denied == nil {
+				denied = ee
+			}
+		}
+		switch {
+		case found != "":
+		case denied != nil:
+			return "", nil, denied
+		default:
+			return "", nil, &ExecError{Path: name, Code: CodeNotFound, Err: exec.ErrNotFound}
+		}
+	}
+	if needsShell(found) {
+		return shell, append([]string{shell, found}, argv[1:]...), nil
+	}
+	return found, argv, nil
+}
+
+// searchPath is the PATH the child would search.
+func searchPath(env []string) string {
+	if env == nil {
+		if p, ok := os.LookupEnv("PATH"); ok {
+			return p
+		}
+		return defaultPath
+	}
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], "PATH="); ok {
+			return v
+		}
+	}
+	return defaultPath
+}
+
+// absIn makes p absolute: relative to dir, or to the working directory.
+func absIn(dir, p string) string {
+	if !filepath.IsAbs(p) && dir != "" {
+		p = filepath.Join(dir, p)
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
+
+// executable checks that p (shown as name) exists, is a regular file the
+// effective ids may execute, and, for a script, that its interpreter does
+// too.
+func executable(name, p, dir string) error {
+	if err := checkFile(p); err != nil {
+		err.Path = name
+		return err
+	}
+	interp, ok := interpreter(p)
+	if !ok {
+		return nil
+	}
+	if err := checkFile(absIn(dir, interp)); err != nil {
+		err.Path = name
+		err.Err = fmt.Errorf("its #! interpreter %s: %w", interp, err.Err)
+		return err
+	}
+	return nil
+}
+
+// checkFile is the part of execve(2)'s checks that can be made beforehand.
+func checkFile(p string) *ExecError {
+	fi, err := os.Stat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &ExecError{Code: CodeNotFound, Err: errors.Unwrap(err)}
+	case err != nil:
+		// ENOTDIR, ELOOP, EACCES on a parent: execve fails with these too,
+		// and env(1) gives 126 for everything but ENOENT.
+		return &ExecError{Code: CodeNotExecutable, Err: unwrapPathErr(err)}
+	case fi.IsDir():
+		return &ExecError{Code: CodeNotExecutable, Err: errors.New("is a directory")}
+	case !fi.Mode().IsRegular():
+		return &ExecError{Code: CodeNotExecutable, Err: fmt.Errorf("not a regular file (%s)", fi.Mode().Type())}
+	}
+	if err := unix.Faccessat(unix.AT_FDCWD, p, unix.X_OK, unix.AT_EACCESS); err != nil {
+		return &ExecError{Code: CodeNotExecutable, Err: err}
+	}
+	return nil
+}
+
+func unwrapPathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// scriptHead is how much of a file the kernel reads for a #! line
+// (BINPRM_BUF_SIZE).
+const scriptHead = 256
+
+// head reads the first bytes of p; ok is false when it cannot be read
+// (an execute-only binary: the kernel decides then).
+func head(p string) ([]byte, bool) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	b := make([]byte, scriptHead)
+	n, err := io.ReadFull(f, b)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, false
+	}
+	return b[:n], true
+}
+
+// interpreter returns the program a #! line names, as the kernel parses
+// it: after "#!" and blanks, up to the next blank or the end of the line.
+func interpreter(p string) (string, bool) {
+	b, ok := head(p)
+	if !ok || !bytes.HasPrefix(b, []byte("#!")) {
+		return "", false
+	}
+	line := b[2:]
+	if i := bytes.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	line = bytes.TrimLeft(line, " \t")
+	if i := bytes.IndexAny(line, " \t"); i >= 0 {
+		line = line[:i]
+	}
+	if len(line) == 0 {
+		return "", false
+	}
+	return string(line), true
+}
+
+// needsShell reports a readable file that is neither a script with an
+// interpreter nor an ELF binary: execve refuses it (ENOEXEC) and execvp
+// hands it to /bin/sh.
+func needsShell(p string) bool {
+	b, ok := head(p)
+	if !ok {
+		return false
+	}
+	if bytes.HasPrefix(b, []byte("\x7fELF")) {
+		return false
+	}
+	_, script := interpreter(p)
+	return !script
+}

@@ -1,0 +1,148 @@
+package supervisor
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// An ephemeral lease (lease.Ephemeral: an etcd session, kept alive only by
+// leasewrap's keep-alives) expires soon after leasewrap dies, and another
+// host then takes it: the job must not outlive leasewrap. Two mechanisms:
+//
+//   - the child gets Pdeathsig SIGKILL. It fires when the OS thread that
+//     forked the child exits, not the process (golang/go#27505), so the
+//     child is started from a goroutine locked to its thread, and that
+//     goroutine stays locked until the job is over;
+//   - the rest of the job's group is watched by a guard: leasewrap
+//     re-executed in a role of its own, in its own process group, blocked
+//     on a pipe whose write end only leasewrap holds. When that pipe
+//     closes without the all-clear byte (leasewrap died, however), the
+//     guard SIGKILLs the job's process group.
+//
+// What escapes: a descendant that left the group (setsid, setpgid).
+
+// guardEnv carries the job's process group to a guard; guardFDEnv the
+// descriptor of its pipe.
+const (
+	guardEnv   = "LEASEWRAP_GUARD_PGID"
+	guardFDEnv = "LEASEWRAP_GUARD_FD"
+)
+
+// tether keeps one job tied to leasewrap's life.
+type tether struct {
+	release chan struct{} // closed once the job is over: the thread may go
+	guard   *os.File      // write end of the guard's pipe
+	cmd     *exec.Cmd     // the guard process
+}
+
+// startTethered starts cmd with Pdeathsig from a goroutine locked to its
+// OS thread for the job's whole life, then starts the group's guard.
+func startTethered(cmd *exec.Cmd) (*child, error) {
+	cmd.SysProcAttr.Pdeathsig = unix.SIGKILL
+	t := &tether{release: make(chan struct{})}
+	errc := make(chan error, 1)
+	// Not an actor: this goroutine does no work, it only keeps the thread
+	// that is the child's parent alive (and locked) until the job is over.
+	go func() {
+		runtime.LockOSThread()
+		err := cmd.Start()
+		errc <- err
+		if err == nil {
+			<-t.release
+		}
+		runtime.UnlockOSThread()
+	}()
+	if err := <-errc; err != nil {
+		return nil, startError(cmd.Path, err)
+	}
+	ch := &child{cmd: cmd, pid: cmd.Process.Pid, pgid: cmd.Process.Pid, tether: t}
+	if err := t.startGuard(ch.pgid); err != nil {
+		unix.Kill(-ch.pgid, unix.SIGKILL)
+		close(t.release)
+		var ws unix.WaitStatus
+		unix.Wait4(ch.pid, &ws, 0, nil)
+		return nil, err
+	}
+	return ch, nil
+}
+
+func (t *tether) startGuard(pgid int) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("supervisor: find leasewrap's own executable for the job guard: %w", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("supervisor: job guard pipe: %w", err)
+	}
+	defer r.Close()
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), guardEnv+"="+strconv.Itoa(pgid), guardFDEnv+"=3")
+	cmd.ExtraFiles = []*os.File{r}
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		return fmt.Errorf("supervisor: start the job guard %s: %w", exe, err)
+	}
+	t.guard, t.cmd = w, cmd
+	return nil
+}
+
+// done gives the all-clear (the job's group is empty) and lets the locked
+// thread go. It is idempotent.
+func (t *tether) done() {
+	if t.guard != nil {
+		t.guard.Write([]byte{'d'})
+		t.guard.Close()
+		t.guard = nil
+		t.cmd.Wait()
+	}
+	select {
+	case <-t.release:
+	default:
+		close(t.release)
+	}
+}
+
+// runGuard is the guard role: wait for leasewrap's pipe; on the all-clear
+// byte exit, on anything else kill the job's group until it is empty
+// (bounded).
+func runGuard(pgidv, fdv string) int {
+	for _, s := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGPIPE} {
+		signal.Ignore(s)
+	}
+	pgid, err1 := strconv.Atoi(pgidv)
+	fd, err2 := strconv.Atoi(fdv)
+	if err1 != nil || err2 != nil || pgid <= 1 || fd < 3 {
+		fmt.Fprintf(os.Stderr, "leasewrap: job guard started wrongly (%s=%q %s=%q)\n", guardEnv, pgidv, guardFDEnv, fdv)
+		return exitGateBroken
+	}
+	var b [1]byte
+	for {
+		n, err := unix.Read(fd, b[:])
+		if err == unix.EINTR {
+			continue
+		}
+		if n == 1 && b[0] == 'd' {
+			return 0
+		}
+		break
+	}
+	fmt.Fprintf(os.Stderr, "leasewrap: job guard: leasewrap is gone; killing the job's process group %d, its lease will expire\n", pgid)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		if err := unix.Kill(-pgid, unix.SIGKILL); err == unix.ESRCH {
+			return 0
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return 0
+}
