@@ -7,7 +7,6 @@ replace github.com/leasewrap/leasewrap => ../
 require (
 	github.com/alecthomas/kong v1.17.0
 	github.com/leasewrap/leasewrap v0.0.0-00010101000000-000000000000
-	github.com/lmittmann/tint v1.2.1
 	go.etcd.io/etcd/api/v3 v3.7.3
 	go.etcd.io/etcd/client/pkg/v3 v3.7.3
 	go.etcd.io/etcd/client/v3 v3.7.3
@@ -36,6 +35,7 @@ require (
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.3 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
 	github.com/jonboulle/clockwork v0.5.0 // indirect
+	github.com/lmittmann/tint v1.2.1 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/oklog/run v1.2.0 // indirect
 	github.com/prometheus/client_golang v1.23.2 // indirect

@@ -3,7 +3,6 @@ package conn
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -17,7 +16,29 @@ type classified struct {
 	err  error
 }
 
-func (e *classified) Error() string { return e.err.Error() }
+func (e *classified) Error() string {
+	if e.kind == ErrNoPerm {
+		return e.err.Error() + " (check --cacert/--cert/--key, --user and the password)"
+	}
+	return e.err.Error() + " (check --endpoints and that etcd runs)"
+}
+
+// ExitCode is the exit status this error means (kong.ExitCoder, which
+// leasewrap's exit-code function honours): 77 (EX_NOPERM) for a refusal,
+// 69 (EX_UNAVAILABLE) for an unreachable cluster.
+func (e *classified) ExitCode() int {
+	if e.kind == ErrNoPerm {
+		return ExitNoPerm
+	}
+	return ExitUnavailable
+}
+
+// The exit codes of the two kinds.
+const (
+	ExitUnavailable = 69
+	ExitNoPerm      = 77
+)
+
 func (e *classified) Unwrap() []error {
 	return []error{e.kind, e.err}
 }
@@ -70,15 +91,4 @@ func unwrapStatus(err error) error {
 		}
 	}
 	return err
-}
-
-// Describe returns a one-line hint for a classified error.
-func Describe(err error) string {
-	switch {
-	case errors.Is(err, ErrNoPerm):
-		return fmt.Sprintf("%v (check --cacert/--cert/--key, --user and the password)", err)
-	case errors.Is(err, ErrUnavailable):
-		return fmt.Sprintf("%v (check --endpoints and that etcd runs)", err)
-	}
-	return err.Error()
 }

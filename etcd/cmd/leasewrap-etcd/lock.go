@@ -13,6 +13,7 @@ import (
 
 	"github.com/leasewrap/leasewrap/etcd/conn"
 	"github.com/leasewrap/leasewrap/etcd/lock"
+	"github.com/leasewrap/leasewrap/internal/cli"
 )
 
 type lockCmd struct {
@@ -40,19 +41,19 @@ Examples:
   leasewrap lock run deploy --wait 10m -- ./deploy.sh`
 }
 
-func (c *lockRunCmd) Validate() error { return c.runFlags.validate() }
+func (c *lockRunCmd) Validate() error { return c.runFlags.check() }
 
 func (c *lockRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
-	cli, err := c.dial(ctx, c.Name+"/")
+	ec, err := c.dial(ctx, c.Name+"/")
 	if err != nil {
 		return err
 	}
-	defer cli.Close()
-	l, err := lock.New(lock.Config{Client: cli, Name: c.Name, TTL: c.TTL, Holder: c.holder(), Endpoints: c.Endpoints})
+	defer ec.Close()
+	l, err := lock.New(lock.Config{Client: ec, Name: c.Name, TTL: c.TTL, Holder: c.holder(), Endpoints: c.connFlags.Endpoints})
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
-	return c.supervise(ctx, c.config(l, logger))
+	return c.Supervise(ctx, c.config(l, logger))
 }
 
 type lockHoldersCmd struct {
@@ -70,22 +71,22 @@ type holderJSON struct {
 }
 
 func (c *lockHoldersCmd) Run(ctx context.Context, streams ioStreams) error {
-	cli, err := c.dial(ctx, c.Name+"/")
+	ec, err := c.dial(ctx, c.Name+"/")
 	if err != nil {
 		return err
 	}
-	defer cli.Close()
+	defer ec.Close()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	resp, err := cli.Get(ctx, c.Name+"/", clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend))
+	resp, err := ec.Get(ctx, c.Name+"/", clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend))
 	if err != nil {
-		return &exitError{Code: adminError, Err: conn.Classify(err)}
+		return &cli.ExitError{Code: cli.AdminError, Err: conn.Classify(err)}
 	}
 	out := []holderJSON{}
 	for i, kv := range resp.Kvs {
 		h := holderJSON{Key: string(kv.Key), LeaseID: fmt.Sprintf("%x", kv.Lease), CreateRevision: kv.CreateRevision, TTLRemaining: -1, Holds: i == 0}
 		if kv.Lease != 0 {
-			if t, err := cli.TimeToLive(ctx, clientv3.LeaseID(kv.Lease)); err == nil {
+			if t, err := ec.TimeToLive(ctx, clientv3.LeaseID(kv.Lease)); err == nil {
 				h.TTLRemaining = t.TTL
 			}
 		}
@@ -95,7 +96,7 @@ func (c *lockHoldersCmd) Run(ctx context.Context, streams ioStreams) error {
 		return err
 	}
 	if len(out) == 0 {
-		return &exitError{Code: adminNone}
+		return &cli.ExitError{Code: cli.AdminHeld}
 	}
 	return nil
 }

@@ -1,7 +1,9 @@
 // Command leasewrap-etcd is leasewrap's etcd backend: `leasewrap lock` and
 // `leasewrap once` execute it in place (same pid), so the etcd client's
 // start-up cost (gRPC, protobuf) stays off the local kinds' path. It can
-// also be run directly with the same arguments.
+// also be run directly with the same arguments. Its global flags, run
+// flags, logging and exit codes are leasewrap's own (internal/cli); the
+// etcd errors carry their own codes, 69 and 77 (package conn).
 package main
 
 import (
@@ -9,32 +11,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
-	"time"
 
 	"github.com/alecthomas/kong"
-	"github.com/lmittmann/tint"
-	"golang.org/x/sys/unix"
 
+	"github.com/leasewrap/leasewrap/internal/cli"
 	"github.com/leasewrap/leasewrap/supervisor"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
-// globals are the flags every invocation has (the same as leasewrap's).
-type globals struct {
-	LogFormat string           `help:"Log format on stderr: auto (coloured text on a terminal, plain text otherwise), text or json." enum:"auto,text,json" default:"auto" env:"LEASEWRAP_LOG_FORMAT"`
-	LogLevel  string           `help:"Least severe level logged: debug, info, warn or error." enum:"debug,info,warn,error" default:"info" env:"LEASEWRAP_LOG_LEVEL"`
-	Quiet     bool             `short:"q" help:"Log only warnings and errors (same as --log-level=warn)."`
-	Version   kong.VersionFlag `help:"Print the version and exit."`
-}
-
-type cli struct {
-	globals `embed:""`
-	Lock    lockCmd `cmd:"" help:"A mutex on etcd, interoperable with etcdctl lock, fenced."`
-	Once    onceCmd `cmd:"" help:"Run a command at most once per key across hosts, on etcd."`
+type rootCmd struct {
+	cli.Globals `embed:""`
+	Lock        lockCmd `cmd:"" help:"A mutex on etcd, interoperable with etcdctl lock, fenced."`
+	Once        onceCmd `cmd:"" help:"Run a command at most once per key across hosts, on etcd."`
 }
 
 const description = `leasewrap's etcd kinds: lock (interoperable with etcdctl lock) and once.
@@ -42,22 +33,26 @@ const description = `leasewrap's etcd kinds: lock (interoperable with etcdctl lo
 Exit codes (run verbs): the child's code; 128+N if it died of signal N;
 64 usage; 65 a record leasewrap refuses to touch; 69 etcd unreachable within
 --dial-timeout; 70 internal error; 75 held by another (--conflict-exit-code);
-76 lease lost; 77 TLS or authentication refused.`
+76 lease lost; 77 TLS or authentication refused. Admin verbs: 0, 1 nothing
+there or not removed, 2 error (69 and 77 as above).`
 
 func main() {
-	supervisor.Gate() // never returns when this process is an exec gate
+	supervisor.Gate() // never returns when this process is an exec gate or a job guard
+	cli.CatchSIGPIPE()
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 type exitNow int
 
+// ioStreams are the process's standard output and error.
 type ioStreams struct {
 	Out io.Writer
 	Err io.Writer
 }
 
 func realMain(args []string, stdout, stderr io.Writer) int {
-	c := &cli{}
+	c := &rootCmd{}
+	errOut := cli.ErrorSink(cli.FormatFromArgs(args, os.Getenv), stderr)
 	parser, err := kong.New(c,
 		kong.Name("leasewrap"),
 		kong.Description(description),
@@ -68,10 +63,10 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, FlagsLast: true}),
 	)
 	if err != nil {
-		fmt.Fprintf(stderr, "leasewrap: internal error building the CLI: %v\n", err)
-		return exitInternal
+		fmt.Fprintf(errOut, "leasewrap: internal error building the CLI: %v\n", err)
+		return cli.ExitInternal
 	}
-	code := exitInternal
+	code := cli.ExitInternal
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
@@ -84,49 +79,20 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		}()
 		kctx, perr := parser.Parse(args)
 		if perr != nil {
-			fmt.Fprintf(stderr, "leasewrap: %v\n", perr)
-			code = exitUsage
+			var pe *kong.ParseError
+			if errors.As(perr, &pe) {
+				kctx = pe.Context
+			}
+			fmt.Fprintf(errOut, "leasewrap: %v\n", perr)
+			code = cli.UsageCode(kctx)
 			return
 		}
-		logger := newLogger(&c.globals, stderr)
+		logger := cli.NewLogger(&c.Globals, stderr)
 		kctx.BindTo(context.Background(), (*context.Context)(nil))
 		kctx.Bind(logger)
-		kctx.Bind(ioStreams{Out: stdout, Err: stderr})
-		code = exitCode(kctx.Run(), stderr)
+		errOut = cli.ErrorSink(c.LogFormat, stderr)
+		kctx.Bind(ioStreams{Out: stdout, Err: errOut})
+		code = cli.ExitCode(kctx.Run(), errOut)
 	}()
 	return code
 }
-
-func newLogger(c *globals, w io.Writer) *slog.Logger {
-	level := slog.LevelInfo
-	switch c.LogLevel {
-	case "debug":
-		level = slog.LevelDebug
-	case "warn":
-		level = slog.LevelWarn
-	case "error":
-		level = slog.LevelError
-	}
-	if c.Quiet && level < slog.LevelWarn {
-		level = slog.LevelWarn
-	}
-	format := c.LogFormat
-	if format == "auto" {
-		format = "text"
-		if f, ok := w.(*os.File); ok {
-			if _, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS); err == nil {
-				format = "tint"
-			}
-		}
-	}
-	switch format {
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
-	case "tint":
-		return slog.New(tint.NewHandler(w, &tint.Options{Level: level, TimeFormat: time.TimeOnly}))
-	default:
-		return slog.New(tint.NewHandler(w, &tint.Options{Level: level, TimeFormat: time.RFC3339, NoColor: true}))
-	}
-}
-
-var errUsage = errors.New("usage")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/leasewrap/leasewrap/etcd/conn"
 	"github.com/leasewrap/leasewrap/etcd/once"
+	"github.com/leasewrap/leasewrap/internal/cli"
 )
 
 type onceCmd struct {
@@ -49,21 +50,21 @@ Examples:
   leasewrap once run "migrate-v42" --endpoints etcd:2379 --wait 30m -- ./migrate.sh`
 }
 
-func (c *onceRunCmd) Validate() error { return c.runFlags.validate() }
+func (c *onceRunCmd) Validate() error { return c.runFlags.check() }
 
 func (c *onceRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
-	cli, err := c.dial(ctx, c.etcdKey())
+	ec, err := c.dial(ctx, c.etcdKey())
 	if err != nil {
 		return err
 	}
-	defer cli.Close()
+	defer ec.Close()
 	host, _ := os.Hostname()
-	l, err := once.New(once.Config{Client: cli, Prefix: c.Prefix, Key: c.Key, TTL: c.TTL, Holder: c.holder(), Host: host,
-		RunID: c.RunID, PublishFailures: c.PublishFailures, Endpoints: c.Endpoints})
+	l, err := once.New(once.Config{Client: ec, Prefix: c.Prefix, Key: c.Key, TTL: c.TTL, Holder: c.holder(), Host: host,
+		RunID: c.RunID, PublishFailures: c.PublishFailures, Endpoints: c.connFlags.Endpoints})
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
-	return c.supervise(ctx, c.config(l, logger))
+	return c.Supervise(ctx, c.config(l, logger))
 }
 
 type onceLookupCmd struct {
@@ -80,28 +81,28 @@ type onceLookupJSON struct {
 }
 
 func (c *onceLookupCmd) Run(ctx context.Context, streams ioStreams) error {
-	cli, err := c.dial(ctx, c.etcdKey())
+	ec, err := c.dial(ctx, c.etcdKey())
 	if err != nil {
 		return err
 	}
-	defer cli.Close()
+	defer ec.Close()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	resp, err := cli.Get(ctx, c.etcdKey())
+	resp, err := ec.Get(ctx, c.etcdKey())
 	if err != nil {
-		return &exitError{Code: adminError, Err: conn.Classify(err)}
+		return &cli.ExitError{Code: cli.AdminError, Err: conn.Classify(err)}
 	}
 	out := onceLookupJSON{Key: c.Key, EtcdKey: c.etcdKey(), State: "free", Record: json.RawMessage("null")}
 	if len(resp.Kvs) == 0 {
 		if err := writeJSON(streams.Out, out); err != nil {
 			return err
 		}
-		return &exitError{Code: adminNone}
+		return &cli.ExitError{Code: cli.AdminHeld}
 	}
 	kv := resp.Kvs[0]
 	rec, err := once.ParseRecord(kv.Value)
 	if err != nil {
-		return &exitError{Code: adminError, Err: fmt.Errorf("etcd key %s: %v; inspect it with etcdctl get", c.etcdKey(), err)}
+		return &cli.ExitError{Code: cli.AdminError, Err: fmt.Errorf("etcd key %s: %v; inspect it with etcdctl get", c.etcdKey(), err)}
 	}
 	out.State, out.Record, out.CreateRevision = rec.State, json.RawMessage(kv.Value), kv.CreateRevision
 	if kv.Lease != 0 {
@@ -116,35 +117,35 @@ type onceReleaseCmd struct {
 }
 
 func (c *onceReleaseCmd) Run(ctx context.Context, streams ioStreams) error {
-	cli, err := c.dial(ctx, c.etcdKey())
+	ec, err := c.dial(ctx, c.etcdKey())
 	if err != nil {
 		return err
 	}
-	defer cli.Close()
+	defer ec.Close()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	k := c.etcdKey()
-	resp, err := cli.Get(ctx, k)
+	resp, err := ec.Get(ctx, k)
 	if err != nil {
-		return &exitError{Code: adminError, Err: conn.Classify(err)}
+		return &cli.ExitError{Code: cli.AdminError, Err: conn.Classify(err)}
 	}
 	if len(resp.Kvs) == 0 {
-		return &exitError{Code: adminNone, Err: fmt.Errorf("once %q: no record (etcd key %s)", c.Key, k)}
+		return &cli.ExitError{Code: cli.AdminHeld, Err: fmt.Errorf("once %q: no record (etcd key %s)", c.Key, k)}
 	}
 	kv := resp.Kvs[0]
 	rec, err := once.ParseRecord(kv.Value)
 	if err != nil {
-		return &exitError{Code: adminError, Err: fmt.Errorf("etcd key %s: %v; not removed, inspect it with etcdctl get", k, err)}
+		return &cli.ExitError{Code: cli.AdminError, Err: fmt.Errorf("etcd key %s: %v; not removed, inspect it with etcdctl get", k, err)}
 	}
 	if rec.RunID != c.RunID {
-		return &exitError{Code: adminNone, Err: fmt.Errorf("once %q: the record is run %s's, not %s; not removed", c.Key, rec.RunID, c.RunID)}
+		return &cli.ExitError{Code: cli.AdminHeld, Err: fmt.Errorf("once %q: the record is run %s's, not %s; not removed", c.Key, rec.RunID, c.RunID)}
 	}
-	tr, err := cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(k), "=", kv.ModRevision)).Then(clientv3.OpDelete(k)).Commit()
+	tr, err := ec.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(k), "=", kv.ModRevision)).Then(clientv3.OpDelete(k)).Commit()
 	if err != nil {
-		return &exitError{Code: adminError, Err: conn.Classify(err)}
+		return &cli.ExitError{Code: cli.AdminError, Err: conn.Classify(err)}
 	}
 	if !tr.Succeeded {
-		return &exitError{Code: adminNone, Err: fmt.Errorf("once %q: the record changed while releasing; not removed, look again", c.Key)}
+		return &cli.ExitError{Code: cli.AdminHeld, Err: fmt.Errorf("once %q: the record changed while releasing; not removed, look again", c.Key)}
 	}
 	return writeJSON(streams.Out, map[string]any{"key": c.Key, "etcd_key": k, "released": rec.RunID, "state": rec.State})
 }
