@@ -66,8 +66,12 @@ clean:
 # the etcd client's start-up cost never reaches the local kinds.
 .PHONY: build-etcd test-etcd stress-etcd interop-etcd
 ETCD_BIN ?= $(dir $(BIN))leasewrap-etcd
+# `make build` and `make test` include the etcd module (extra prerequisites;
+# the recipes above stay as they are).
+build: build-etcd
+test: test-etcd
 build-etcd:
-	cd etcd && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o ../$(ETCD_BIN) ./cmd/leasewrap-etcd
+	cd etcd && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(abspath $(ETCD_BIN)) ./cmd/leasewrap-etcd
 
 test-etcd:
 	cd etcd && $(GO) vet ./... && $(GO) test -count=1 ./...
