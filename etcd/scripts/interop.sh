@@ -78,7 +78,12 @@ out=$(printf 'create("%s") = "%s"\n\nput interop-fenced stale\n\n\n' "$key" "$fe
 [ "$(etcdctl --endpoints "$EP" get --print-value-only interop-fenced)" = ok ] || fail "fenced value"
 echo "interop: ok: LEASEWRAP_FENCE guards an etcdctl txn; a stale token is rejected"
 
-# 4. Nothing left behind.
+# 4. The fenced-write example runs as documented.
+lw interop --endpoints "$EP" --ttl 5s --kill-grace 1s -- "$(dirname "$0")/../../examples/etcd/fenced-write.sh" >/dev/null
+etcdctl --endpoints "$EP" get --print-value-only billing/last-run | grep -q ' by leasewrap:' || fail "examples/etcd/fenced-write.sh did not write"
+echo "interop: ok: examples/etcd/fenced-write.sh"
+
+# 5. Nothing left behind.
 left=$(etcdctl --endpoints "$EP" get --prefix --keys-only interop/ | grep -c . || true)
 [ "$left" = 0 ] || fail "$left lock keys left under interop/"
 echo "interop: all passed"
