@@ -64,7 +64,7 @@ clean:
 # The etcd kinds (lock, once) live in their own module and executable,
 # leasewrap-etcd, which `leasewrap lock|once` executes from beside itself:
 # the etcd client's start-up cost never reaches the local kinds.
-.PHONY: build-etcd test-etcd stress-etcd interop-etcd
+.PHONY: build-etcd test-etcd stress-etcd interop-etcd demo-etcd
 ETCD_BIN ?= $(dir $(BIN))leasewrap-etcd
 # `make build` and `make test` include the etcd module (extra prerequisites;
 # the recipes above stay as they are).
@@ -83,3 +83,7 @@ stress-etcd:
 # Interoperability with Debian's etcd and etcdctl (apt-get install etcd-server etcd-client).
 interop-etcd: build-etcd
 	bash etcd/scripts/interop.sh $(ETCD_BIN)
+
+# lock and once against an etcd the demo starts itself (Debian's etcd).
+demo-etcd: build-etcd
+	./examples/etcd/demo.sh $(ETCD_BIN)

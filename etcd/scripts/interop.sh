@@ -12,31 +12,9 @@ for b in etcd etcdctl "$LW"; do
 done
 export ETCDCTL_API=3
 
-free_port() {
-  local p
-  for _ in $(seq 1 200); do
-    p=$(( 20000 + RANDOM % 20000 ))
-    if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then echo $p; return; fi
-  done
-  echo "interop: no free port" >&2; exit 1
-}
-CP=$(free_port); PP=$(free_port)
-[ "$CP" != "$PP" ] || PP=$(free_port)
-EP=http://127.0.0.1:$CP
-T=$(mktemp -d)
-cleanup() { if [ -n "${EPID:-}" ]; then kill "$EPID" 2>/dev/null || true; wait "$EPID" 2>/dev/null || true; fi; rm -rf "$T"; }
-trap cleanup EXIT
-
-etcd --name interop --data-dir "$T/data" \
-  --listen-client-urls "$EP" --advertise-client-urls "$EP" \
-  --listen-peer-urls "http://127.0.0.1:$PP" --initial-advertise-peer-urls "http://127.0.0.1:$PP" \
-  --initial-cluster "interop=http://127.0.0.1:$PP" >"$T/etcd.log" 2>&1 &
-EPID=$!
-for _ in $(seq 1 100); do
-  etcdctl --endpoints "$EP" endpoint health >/dev/null 2>&1 && break
-  sleep 0.1
-done
-etcdctl --endpoints "$EP" endpoint health >/dev/null || { cat "$T/etcd.log" >&2; echo "interop: etcd not healthy" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
+trap etcd_stop EXIT
+etcd_start || exit 1
 echo "interop: $(etcd --version | head -1) on $EP"
 
 lw() { "$LW" lock run "$@"; }
