@@ -64,7 +64,7 @@ clean:
 # The etcd kinds (lock, once) live in their own module and executable,
 # leasewrap-etcd, which `leasewrap lock|once` executes from beside itself:
 # the etcd client's start-up cost never reaches the local kinds.
-.PHONY: build-etcd test-etcd stress-etcd interop-etcd demo-etcd
+.PHONY: build-etcd test-etcd stress-etcd interop-etcd demo-etcd bench-etcd
 ETCD_BIN ?= $(dir $(BIN))leasewrap-etcd
 # `make build` and `make test` include the etcd module (extra prerequisites;
 # the recipes above stay as they are).
@@ -87,3 +87,7 @@ interop-etcd: build-etcd
 # lock and once against an etcd the demo starts itself (Debian's etcd).
 demo-etcd: build-etcd
 	./examples/etcd/demo.sh $(ETCD_BIN)
+
+# leasewrap lock vs etcdctl lock: hand-over and takeover (Debian's etcd).
+bench-etcd: build-etcd
+	bash etcd/scripts/bench.sh $(ETCD_BIN)
