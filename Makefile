@@ -64,7 +64,7 @@ clean:
 # The etcd kinds (lock, once) live in their own module and executable,
 # leasewrap-etcd, which `leasewrap lock|once` executes from beside itself:
 # the etcd client's start-up cost never reaches the local kinds.
-.PHONY: build-etcd test-etcd stress-etcd interop-etcd demo-etcd bench-etcd
+.PHONY: build-etcd test-etcd stress-etcd interop-etcd demo-etcd bench-etcd idle-etcd
 ETCD_BIN ?= $(dir $(BIN))leasewrap-etcd
 # `make build` and `make test` include the etcd module (extra prerequisites;
 # the recipes above stay as they are).
@@ -91,3 +91,7 @@ demo-etcd: build-etcd
 # leasewrap lock vs etcdctl lock: hand-over and takeover (Debian's etcd).
 bench-etcd: build-etcd
 	bash etcd/scripts/bench.sh $(ETCD_BIN)
+
+# The load of idle wrappers on one etcd (N=100 by default).
+idle-etcd: build-etcd
+	bash etcd/scripts/idle.sh $(ETCD_BIN) $(or $(N),100)
