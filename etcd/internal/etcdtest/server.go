@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
@@ -71,6 +72,16 @@ func Serve() {
 	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	// A test binary killed by a timeout cannot clean up: a server whose
+	// parent is gone (reparented) exits by itself.
+	parent := os.Getppid()
+	go func() {
+		for range time.Tick(200 * time.Millisecond) {
+			if os.Getppid() != parent {
+				os.Exit(3)
+			}
+		}
+	}()
 	select {
 	case <-e.Server.ReadyNotify():
 		fmt.Println("READY")
