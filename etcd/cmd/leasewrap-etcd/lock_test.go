@@ -224,3 +224,29 @@ func TestLockLongWaitThenHold(t *testing.T) {
 	}
 	holder.wait(t, 10*time.Second)
 }
+
+// TestLockServerDownPastFence: a server that stays down past the fence
+// gets the job stopped (76) before the lease could have lapsed; after the
+// restart nothing renews the old lease (it expires there).
+func TestLockServerDownPastFence(t *testing.T) {
+	c := etcdtest.Start(t, etcdtest.Options{})
+	pidFile := tmp(t, "pid")
+	w := startLW(t, nil, lockArgs("down", c.Endpoints(), fast, pidJob(pidFile, 60)...)...)
+	pid := readPID(t, pidFile)
+	time.Sleep(700 * time.Millisecond)
+	c.Members[0].Kill()
+	gone := waitGone(t, pid, 4*time.Second-500*time.Millisecond)
+	if code := w.wait(t, 15*time.Second); code != 76 {
+		t.Fatalf("want 76, have %d:\n%s", code, w.out.String())
+	}
+	c.Members[0].Restart()
+	// The old key goes with its lease; nothing of the fenced wrapper renews it.
+	deadline := time.Now().Add(15 * time.Second)
+	for countKeys(t, c.Client(t), "down/") != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the fenced holder's key still exists 15s after the restart")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("server down: child gone %v after the kill (TTL 4s)", gone)
+}
