@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/leasewrap/leasewrap/etcd/conn"
+	"github.com/leasewrap/leasewrap/internal/cli"
+	"github.com/leasewrap/leasewrap/lease"
+	"github.com/leasewrap/leasewrap/supervisor"
+)
+
+// connFlags are etcdctl's connection flags. The password is never a flag.
+type connFlags struct {
+	Endpoints    []string      `help:"etcd endpoints, comma-separated." env:"ETCDCTL_ENDPOINTS" default:"127.0.0.1:2379" sep:","`
+	DialTimeout  time.Duration `help:"How long to wait for etcd to answer before giving up (exit 69)." env:"ETCDCTL_DIAL_TIMEOUT" default:"2s"`
+	CACert       string        `name:"cacert" help:"Verify the server with this CA bundle (PEM)." env:"ETCDCTL_CACERT" type:"path"`
+	Cert         string        `help:"Client certificate (PEM) for TLS client authentication." env:"ETCDCTL_CERT" type:"path"`
+	Key          string        `help:"Client key (PEM) for --cert." env:"ETCDCTL_KEY" type:"path"`
+	User         string        `help:"User name for authentication; the password comes from $ETCDCTL_PASSWORD or --password-file, never from the command line." env:"ETCDCTL_USER"`
+	PasswordFile string        `help:"Read the password from this file (one line)." type:"path"`
+}
+
+func (f *connFlags) connConfig() (conn.Config, error) {
+	pw, err := conn.ReadPassword(f.PasswordFile, os.Getenv)
+	if err != nil {
+		return conn.Config{}, fmt.Errorf("%w: %v", cli.ErrUsage, err)
+	}
+	c := conn.Config{Endpoints: f.Endpoints, DialTimeout: f.DialTimeout, CACert: f.CACert, Cert: f.Cert, Key: f.Key, User: f.User, Password: pw}
+	if err := c.Validate(); err != nil {
+		return conn.Config{}, fmt.Errorf("%w: %v", cli.ErrUsage, err)
+	}
+	return c, nil
+}
+
+// dial connects and proves the cluster answers a read of probeKey.
+func (f *connFlags) dial(ctx context.Context, probeKey string) (*clientv3.Client, error) {
+	c, err := f.connConfig()
+	if err != nil {
+		return nil, err
+	}
+	return conn.Dial(ctx, c, probeKey)
+}
+
+// defaultTTL is 30 s: with the default kill grace (10 s) and margin
+// (max(1 s, TTL/20) = 1.5 s) the fence falls 18.5 s after the last
+// successful renewal, so the default period (TTL/3 = 10 s) leaves room for
+// several retries after a failed renewal, and a SIGKILLed wrapper's lock
+// is free again within 30 s. etcdctl's own default, 10 s, cannot hold a
+// 10 s kill grace.
+const defaultTTL = 30 * time.Second
+
+// runFlags are leasewrap's run flags plus the etcd kinds' TTL and holder.
+type runFlags struct {
+	TTL    time.Duration `help:"Lease TTL, whole seconds (the server may grant more; the granted TTL is used)." default:"30s"`
+	Holder string        `help:"Holder identity (default: leasewrap:HOST:PID:RANDOM)."`
+	cli.RunFlags
+}
+
+func (f *runFlags) check() error {
+	if f.TTL < time.Second || f.TTL%time.Second != 0 {
+		return fmt.Errorf("%w: --ttl %v must be a whole number of seconds, at least 1s", cli.ErrUsage, f.TTL)
+	}
+	if err := f.RunFlags.Check(f.TTL); err != nil {
+		return fmt.Errorf("--ttl %v: %w", f.TTL, err)
+	}
+	return nil
+}
+
+func (f *runFlags) holder() string {
+	if f.Holder != "" {
+		return f.Holder
+	}
+	return cli.DefaultHolder()
+}
+
+// config is the supervisor's configuration; the child's environment is
+// leasewrap's without the password.
+func (f *runFlags) config(l lease.Locker, logger *slog.Logger) supervisor.Config {
+	cfg := f.RunFlags.Config(l, logger)
+	cfg.Env = conn.Scrub(os.Environ())
+	return cfg
+}

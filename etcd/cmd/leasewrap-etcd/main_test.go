@@ -1,0 +1,190 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/leasewrap/leasewrap/etcd/internal/etcdtest"
+	"github.com/leasewrap/leasewrap/supervisor"
+)
+
+// envMain makes the re-executed test binary behave as leasewrap-etcd.
+const envMain = "LEASEWRAP_ETCD_TEST_MAIN"
+
+func TestMain(m *testing.M) {
+	supervisor.Gate() // the supervisor's helpers (exec gate, job guard) re-execute this binary
+	etcdtest.Serve()
+	jobMain() // the test job, when started as one
+	if os.Getenv(envMain) == "1" {
+		os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// wrapper is one leasewrap-etcd process.
+type wrapper struct {
+	cmd    *exec.Cmd
+	out    bytes.Buffer
+	done   chan struct{}
+	code   int
+	waited time.Time
+}
+
+// startLW starts leasewrap-etcd with args (a re-executed test binary) in
+// its own process group, with extra environment env.
+func startLW(t *testing.T, env []string, args ...string) *wrapper {
+	t.Helper()
+	w := &wrapper{done: make(chan struct{})}
+	w.cmd = exec.Command(os.Args[0], args...)
+	w.cmd.Env = append(append(os.Environ(), envMain+"=1"), env...)
+	w.cmd.Stdout, w.cmd.Stderr = &w.out, &w.out
+	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := w.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		w.cmd.Wait()
+		w.waited = time.Now()
+		w.code = w.cmd.ProcessState.ExitCode()
+		if ws, ok := w.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			w.code = 128 + int(ws.Signal())
+		}
+		close(w.done)
+	}()
+	t.Cleanup(func() {
+		syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+		<-w.done
+	})
+	return w
+}
+
+// wait returns the exit code, failing the test after d.
+func (w *wrapper) wait(t *testing.T, d time.Duration) int {
+	t.Helper()
+	select {
+	case <-w.done:
+		return w.code
+	case <-time.After(d):
+		t.Fatalf("leasewrap-etcd %v still running after %v; output:\n%s", w.cmd.Args[1:], d, w.out.String())
+		return -1
+	}
+}
+
+// runLW runs leasewrap-etcd to its end (at most 60 s) and returns its code
+// and output.
+func runLW(t *testing.T, env []string, args ...string) (int, string) {
+	t.Helper()
+	w := startLW(t, env, args...)
+	code := w.wait(t, 60*time.Second)
+	return code, w.out.String()
+}
+
+// waitFile waits up to d for path to exist and returns its content.
+func waitFile(t *testing.T, path string, d time.Duration) string {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
+			return string(b)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%s not written within %v", path, d)
+	return ""
+}
+
+// alive reports whether pid runs (a zombie does not).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// waitGone waits up to d for pid to be gone and returns how long it took.
+func waitGone(t *testing.T, pid int, d time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for time.Since(start) < d {
+		if !alive(pid) {
+			return time.Since(start)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("pid %d still alive %v later", pid, d)
+	return 0
+}
+
+// pidJob is a shell command that writes its pid to file and sleeps secs.
+func pidJob(file string, secs float64) []string {
+	return []string{"sh", "-c", fmt.Sprintf("echo $$ > %s.tmp && mv %s.tmp %s && exec sleep %g", file, file, file, secs)}
+}
+
+func readPID(t *testing.T, file string) int {
+	t.Helper()
+	pid, err := strconv.Atoi(strings.TrimSpace(waitFile(t, file, 20*time.Second)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+// lockArgs builds `lock run NAME --endpoints EPS [extra] -- cmd...`.
+func lockArgs(name string, eps []string, extra []string, cmd ...string) []string {
+	a := []string{"lock", "run", name, "--endpoints", strings.Join(eps, ",")}
+	a = append(a, extra...)
+	return append(append(a, "--"), cmd...)
+}
+
+// fast are timing flags for fault tests: TTL 4 s, grace 1 s, margin 1 s,
+// so the fence is 2 s after the last successful renewal.
+var fast = []string{"--ttl", "4s", "--kill-grace", "1s", "--renew-every", "500ms"}
+
+func countKeys(t *testing.T, cli *clientv3.Client, pfx string) int64 {
+	t.Helper()
+	resp, err := cli.Get(context.Background(), pfx, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Count
+}
+
+func waitKeys(t *testing.T, cli *clientv3.Client, pfx string, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if countKeys(t, cli, pfx) >= n {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("want %d keys under %s within 20s", n, pfx)
+}
+
+func tmp(t *testing.T, name string) string { return filepath.Join(t.TempDir(), name) }
+
+func waitKeysOK(cli *clientv3.Client, pfx string, n int64) bool {
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := cli.Get(context.Background(), pfx, clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err == nil && resp.Count >= n {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}

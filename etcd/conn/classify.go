@@ -1,0 +1,94 @@
+package conn
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// classified wraps an error with the kind it was sorted into.
+type classified struct {
+	kind error
+	err  error
+}
+
+func (e *classified) Error() string {
+	if e.kind == ErrNoPerm {
+		return e.err.Error() + " (check --cacert/--cert/--key, --user and the password)"
+	}
+	return e.err.Error() + " (check --endpoints and that etcd runs)"
+}
+
+// ExitCode is the exit status this error means (kong.ExitCoder, which
+// leasewrap's exit-code function honours): 77 (EX_NOPERM) for a refusal,
+// 69 (EX_UNAVAILABLE) for an unreachable cluster.
+func (e *classified) ExitCode() int {
+	if e.kind == ErrNoPerm {
+		return ExitNoPerm
+	}
+	return ExitUnavailable
+}
+
+// The exit codes of the two kinds.
+const (
+	ExitUnavailable = 69
+	ExitNoPerm      = 77
+)
+
+func (e *classified) Unwrap() []error {
+	return []error{e.kind, e.err}
+}
+
+// Classify wraps err so that it matches ErrNoPerm (TLS, authentication or
+// permission refused) or ErrUnavailable (no answer, deadline exceeded) when
+// it means that; other errors are returned unchanged.
+func Classify(err error) error {
+	if err == nil || errors.Is(err, ErrNoPerm) || errors.Is(err, ErrUnavailable) {
+		return err
+	}
+	if kind := kindOf(err); kind != nil {
+		return &classified{kind: kind, err: err}
+	}
+	return err
+}
+
+func kindOf(err error) error {
+	switch {
+	case errors.Is(err, rpctypes.ErrAuthFailed), errors.Is(err, rpctypes.ErrPermissionDenied),
+		errors.Is(err, rpctypes.ErrUserEmpty), errors.Is(err, rpctypes.ErrAuthNotEnabled),
+		errors.Is(err, rpctypes.ErrInvalidAuthToken), errors.Is(err, rpctypes.ErrAuthOldRevision):
+		return ErrNoPerm
+	}
+	msg := err.Error()
+	for _, s := range []string{"x509:", "tls:", "authentication handshake failed", "certificate", "permission denied", "authentication failed", "user name is empty"} {
+		if strings.Contains(msg, s) {
+			return ErrNoPerm
+		}
+	}
+	if st, ok := status.FromError(unwrapStatus(err)); ok {
+		switch st.Code() {
+		case codes.PermissionDenied, codes.Unauthenticated:
+			return ErrNoPerm
+		case codes.Unavailable, codes.DeadlineExceeded:
+			return ErrUnavailable
+		}
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return ErrUnavailable
+	}
+	return nil
+}
+
+// unwrapStatus finds the innermost error carrying a gRPC status.
+func unwrapStatus(err error) error {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if _, ok := e.(interface{ GRPCStatus() *status.Status }); ok {
+			return e
+		}
+	}
+	return err
+}

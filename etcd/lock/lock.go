@@ -1,0 +1,321 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/leasewrap/leasewrap/etcd/conn"
+	"github.com/leasewrap/leasewrap/etcd/internal/session"
+	"github.com/leasewrap/leasewrap/lease"
+)
+
+// Kind is the lease kind's name (LEASEWRAP_KIND).
+const Kind = "lock"
+
+// Config describes one lock.
+type Config struct {
+	Client *clientv3.Client
+	// Name is the lock's name, used verbatim as etcdctl lock does: keys
+	// live under Name + "/".
+	Name string
+	// TTL asked for the session lease (whole seconds; the server may
+	// grant more).
+	TTL time.Duration
+	// Holder is this wrapper's identity (LEASEWRAP_HOLDER).
+	Holder string
+	// Endpoints are exported to the child (LEASEWRAP_ETCD_ENDPOINTS).
+	Endpoints []string
+}
+
+// Locker takes the lock. It implements lease.Locker and lease.Queuer.
+type Locker struct {
+	cfg Config
+	pfx string
+}
+
+// New returns a Locker for cfg.
+func New(cfg Config) (*Locker, error) {
+	if cfg.Client == nil {
+		return nil, errors.New("lock: no etcd client")
+	}
+	if cfg.Name == "" {
+		return nil, errors.New("lock: empty lock name")
+	}
+	if cfg.TTL < time.Second || cfg.TTL%time.Second != 0 {
+		return nil, fmt.Errorf("lock: TTL %v is not a whole number of seconds >= 1s", cfg.TTL)
+	}
+	return &Locker{cfg: cfg, pfx: cfg.Name + "/"}, nil
+}
+
+var (
+	_ lease.Locker       = (*Locker)(nil)
+	_ lease.Queuer       = (*Locker)(nil)
+	_ lease.Lease        = (*Lease)(nil)
+	_ lease.LossNotifier = (*Lease)(nil)
+	_ lease.Ephemeral    = (*Lease)(nil)
+)
+
+func (l *Locker) Kind() string   { return Kind }
+func (l *Locker) Key() string    { return l.cfg.Name }
+func (l *Locker) Holder() string { return l.cfg.Holder }
+
+// Acquire tries once (a try-lock): it queues, and if it is not first it
+// removes its key and revokes its lease, and reports the holder.
+func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
+	c, err := l.enqueue(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if c.owner == nil || c.owner.CreateRevision == c.myRev {
+		return l.held(ctx, c, c.hdrRev)
+	}
+	c.abandon()
+	return nil, l.heldError(string(c.owner.Key), "")
+}
+
+// AcquireWait queues and waits its turn until ctx ends. On failure its
+// key is deleted and its lease revoked; the error matches lease.ErrHeld
+// when ctx's deadline passed, else it is ctx.Err() or the failure.
+func (l *Locker) AcquireWait(ctx context.Context) (lease.Lease, error) {
+	c, err := l.enqueue(ctx)
+	if err != nil {
+		return nil, err
+	}
+	hdrRev := c.hdrRev
+	if c.owner != nil && c.owner.CreateRevision != c.myRev {
+		if err := l.waitTurnAlive(ctx, c); err != nil {
+			c.abandon()
+			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+				return nil, l.heldError(string(c.owner.Key), "not acquired within --wait")
+			}
+			return nil, err
+		}
+		// Our turn: our own key must still exist (a session that expired
+		// while waiting must not hold the lock), as client 3.5+ checks.
+		resp, err := l.cfg.Client.Get(ctx, c.key)
+		if err != nil || len(resp.Kvs) == 0 || resp.Kvs[0].CreateRevision != c.myRev {
+			c.abandon()
+			if err == nil {
+				err = fmt.Errorf("lock %q: our queue key %s vanished while waiting (lease expired?): %w", l.cfg.Name, c.key, lease.ErrLost)
+			} else if ctx.Err() != nil {
+				return nil, ctxError(ctx, l.heldError(string(c.owner.Key), "not acquired within --wait"))
+			}
+			return nil, conn.Classify(err)
+		}
+		hdrRev = resp.Header.Revision
+	}
+	return l.held(ctx, c, hdrRev)
+}
+
+// ctxError is held for a passed deadline, else ctx.Err().
+func ctxError(ctx context.Context, held error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return held
+	}
+	return ctx.Err()
+}
+
+func (l *Locker) heldError(ownerKey, detail string) error {
+	return &lease.HeldError{Kind: Kind, Key: l.cfg.Name, Holder: ownerKey, Detail: detail}
+}
+
+// contender is a queued key and its session.
+type contender struct {
+	s      *session.Session
+	key    string
+	myRev  int64
+	hdrRev int64
+	owner  *kv
+}
+
+type kv struct {
+	Key            []byte
+	CreateRevision int64
+}
+
+// abandon deletes the queue key (if still ours) and revokes the session,
+// under a fresh bounded context.
+func (c *contender) abandon() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	deleteIfOurs(ctx, c.s, c.key, c.myRev)
+	c.s.Revoke(ctx)
+}
+
+// enqueue grants a session and runs the mutex's acquire transaction: if
+// our key does not exist, put it with the lease and read the first-created
+// key under the prefix; else read both.
+func (l *Locker) enqueue(ctx context.Context) (*contender, error) {
+	s, err := session.Grant(ctx, l.cfg.Client, l.cfg.TTL)
+	if err != nil {
+		return nil, err
+	}
+	c := &contender{s: s, key: l.pfx + s.Hex()}
+	cmp := clientv3.Compare(clientv3.CreateRevision(c.key), "=", 0)
+	put := clientv3.OpPut(c.key, "", clientv3.WithLease(s.ID()))
+	get := clientv3.OpGet(c.key)
+	getOwner := clientv3.OpGet(l.pfx, clientv3.WithFirstCreate()...)
+	resp, err := l.cfg.Client.Txn(ctx).If(cmp).Then(put, getOwner).Else(get, getOwner).Commit()
+	if err != nil {
+		c.abandon()
+		return nil, conn.Classify(fmt.Errorf("lock %q: queue %s: %w", l.cfg.Name, c.key, err))
+	}
+	c.myRev, c.hdrRev = resp.Header.Revision, resp.Header.Revision
+	if !resp.Succeeded {
+		c.myRev = resp.Responses[0].GetResponseRange().Kvs[0].CreateRevision
+	}
+	if kvs := resp.Responses[1].GetResponseRange().Kvs; len(kvs) > 0 {
+		c.owner = &kv{Key: kvs[0].Key, CreateRevision: kvs[0].CreateRevision}
+	}
+	return c, nil
+}
+
+// waitTurnAlive waits for our turn while keeping our queue key's lease
+// alive (one keep-alive every third of the TTL; no fence applies yet: the
+// lock is not held). A lease lost while waiting ends the wait.
+func (l *Locker) waitTurnAlive(ctx context.Context, c *contender) error {
+	wctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	done := make(chan struct{})
+	defer func() { <-done }()
+	go func() { // ended by cancel when waitTurn returns
+		defer close(done)
+		t := time.NewTicker(c.s.TTL() / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-wctx.Done():
+				return
+			case <-t.C:
+				if err := c.s.KeepAlive(wctx); errors.Is(err, lease.ErrLost) {
+					cancel(err)
+					return
+				}
+			}
+		}
+	}()
+	err := l.waitTurn(wctx, c.myRev)
+	if cause := context.Cause(wctx); err != nil && errors.Is(cause, lease.ErrLost) {
+		return cause
+	}
+	cancel(nil)
+	return err
+}
+
+// waitTurn waits until no key under the prefix was created before ours:
+// it watches the last one created before ours until it is deleted, and
+// repeats.
+func (l *Locker) waitTurn(ctx context.Context, myRev int64) error {
+	cli := l.cfg.Client
+	for {
+		pred, err := cli.Get(ctx, l.pfx, append(clientv3.WithLastCreate(), clientv3.WithMaxCreateRev(myRev-1))...)
+		if err != nil {
+			return err
+		}
+		if len(pred.Kvs) == 0 {
+			return nil
+		}
+		if err := waitDelete(ctx, cli, string(pred.Kvs[0].Key), pred.Header.Revision); err != nil {
+			return err
+		}
+	}
+}
+
+// waitDelete blocks until key is deleted after revision rev.
+func waitDelete(ctx context.Context, cli *clientv3.Client, key string, rev int64) error {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for wr := range cli.Watch(wctx, key, clientv3.WithRev(rev+1), clientv3.WithFilterPut()) {
+		if wr.CompactRevision != 0 {
+			return nil // look again: the caller re-reads the queue
+		}
+		for _, ev := range wr.Events {
+			if ev.Type == clientv3.EventTypeDelete {
+				return nil
+			}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return nil // the watch ended: the caller re-reads the queue
+}
+
+// held starts watching our key and returns the Lease.
+func (l *Locker) held(ctx context.Context, c *contender, hdrRev int64) (lease.Lease, error) {
+	c.s.Watch(c.key, hdrRev+1, c.myRev)
+	return &Lease{l: l, c: c, hdrRev: hdrRev}, nil
+}
+
+// Lease is a held lock.
+type Lease struct {
+	l      *Locker
+	c      *contender
+	hdrRev int64
+}
+
+// Env describes the lock to the child: etcdctl's ETCD_LOCK_KEY and
+// ETCD_LOCK_REV (the response header revision at acquisition; it orders
+// holders but is not a fencing token), LEASEWRAP_FENCE (the key's create
+// revision: the token), LEASEWRAP_LEASE_ID and LEASEWRAP_ETCD_ENDPOINTS.
+func (le *Lease) Env() []string {
+	return []string{
+		"ETCD_LOCK_KEY=" + le.c.key,
+		"ETCD_LOCK_REV=" + strconv.FormatInt(le.hdrRev, 10),
+		"LEASEWRAP_FENCE=" + strconv.FormatInt(le.c.myRev, 10),
+		"LEASEWRAP_LEASE_ID=" + le.c.s.Hex(),
+		"LEASEWRAP_ETCD_ENDPOINTS=" + strings.Join(le.l.cfg.Endpoints, ","),
+	}
+}
+
+// Key is the lock key (NAME/<lease hex>) and Fence its create revision.
+func (le *Lease) LockKey() string { return le.c.key }
+func (le *Lease) Fence() int64    { return le.c.myRev }
+
+// TTL is the TTL the server granted.
+func (le *Lease) TTL() time.Duration { return le.c.s.TTL() }
+
+// Renew sends one keep-alive; see session.Session.Renew.
+func (le *Lease) Renew(ctx context.Context) error { return le.c.s.Renew(ctx) }
+
+// Lost is closed when our key was deleted (or the lease revoked).
+func (le *Lease) Lost() <-chan struct{} { return le.c.s.Lost() }
+
+// Ephemeral marks the lease as dying with this process: only it renews.
+func (le *Lease) Ephemeral() {}
+
+// Finish releases the lock: it stops renewal for good, deletes the key if
+// its create revision is still ours, and revokes the lease. A lock whose
+// fence passed before the job ended is not settled as a success: the error
+// matches lease.ErrLost.
+func (le *Lease) Finish(ctx context.Context, res lease.Result) error {
+	le.c.s.Close()
+	// Best effort: if either fails the lease expires by itself within its
+	// TTL, and the job's result stands.
+	deleteIfOurs(ctx, le.c.s, le.c.key, le.c.myRev)
+	le.c.s.Revoke(ctx)
+	if res.PastFence && !res.Lost {
+		return fmt.Errorf("lock %q: the fencing deadline passed before the job was settled; not reporting success: %w", le.l.cfg.Name, lease.ErrLost)
+	}
+	return nil
+}
+
+// deleteIfOurs deletes key only while its create revision is rev (an
+// unguarded retry could delete a newer holder's key).
+func deleteIfOurs(ctx context.Context, s *session.Session, key string, rev int64) error {
+	ctx, cancel := context.WithTimeout(ctx, max(s.AttemptTimeout(), 2*time.Second))
+	defer cancel()
+	_, err := s.Client().Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", rev)).
+		Then(clientv3.OpDelete(key)).Commit()
+	if err != nil {
+		return fmt.Errorf("delete %s: %w", key, err)
+	}
+	return nil
+}

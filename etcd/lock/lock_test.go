@@ -1,0 +1,189 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/leasewrap/leasewrap/etcd/internal/etcdtest"
+	"github.com/leasewrap/leasewrap/lease"
+)
+
+func TestMain(m *testing.M) {
+	etcdtest.Serve()
+	os.Exit(m.Run())
+}
+
+func newLocker(t *testing.T, cli *clientv3.Client, name string) *Locker {
+	t.Helper()
+	l, err := New(Config{Client: cli, Name: name, TTL: 5 * time.Second, Holder: "test", Endpoints: []string{"x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func envMap(env []string) map[string]string {
+	m := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	return m
+}
+
+func TestTryLockAndRelease(t *testing.T) {
+	c := etcdtest.Start(t, etcdtest.Options{})
+	cli := c.Client(t)
+	ctx := context.Background()
+	a, err := newLocker(t, cli, "job").Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := envMap(a.Env())
+	if !strings.HasPrefix(env["ETCD_LOCK_KEY"], "job/") || env["LEASEWRAP_FENCE"] == "" || env["ETCD_LOCK_REV"] != env["LEASEWRAP_FENCE"] {
+		t.Fatalf("uncontended holder env: %v", env)
+	}
+	if a.TTL() < 5*time.Second {
+		t.Fatalf("want granted TTL >= 5s, have %v", a.TTL())
+	}
+	_, err = newLocker(t, cli, "job").Acquire(ctx)
+	var he *lease.HeldError
+	if !errors.As(err, &he) || he.Holder != env["ETCD_LOCK_KEY"] {
+		t.Fatalf("want HeldError naming %s, have %v", env["ETCD_LOCK_KEY"], err)
+	}
+	// The failed try left nothing behind: one key, one lease.
+	assertQueue(t, cli, "job/", 1)
+	if err := a.Renew(ctx); err != nil {
+		t.Fatalf("renew: %v", err)
+	}
+	if err := a.Finish(ctx, lease.Result{}); err != nil {
+		t.Fatal(err)
+	}
+	assertQueue(t, cli, "job/", 0)
+	if err := a.Renew(ctx); !errors.Is(err, lease.ErrLost) {
+		t.Fatalf("renew after finish: want ErrLost, have %v", err)
+	}
+}
+
+func assertQueue(t *testing.T, cli *clientv3.Client, pfx string, n int) {
+	t.Helper()
+	resp, err := cli.Get(context.Background(), pfx, clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Kvs) != n {
+		t.Fatalf("want %d keys under %s, have %d", n, pfx, len(resp.Kvs))
+	}
+	ls, err := cli.Leases(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ls.Leases) != n {
+		t.Fatalf("want %d leases, have %d", n, len(ls.Leases))
+	}
+}
+
+func TestWaitDeadlineLeavesNothing(t *testing.T) {
+	c := etcdtest.Start(t, etcdtest.Options{})
+	cli := c.Client(t)
+	a, err := newLocker(t, cli, "w").Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err = newLocker(t, cli, "w").AcquireWait(ctx)
+	if !errors.Is(err, lease.ErrHeld) {
+		t.Fatalf("want ErrHeld after the wait, have %v", err)
+	}
+	assertQueue(t, cli, "w/", 1)
+	a.Finish(context.Background(), lease.Result{})
+}
+
+func TestWaitersFIFOAndLock(t *testing.T) {
+	c := etcdtest.Start(t, etcdtest.Options{})
+	cli := c.Client(t)
+	first, err := newLocker(t, cli, "q").Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	type got struct {
+		i   int
+		l   lease.Lease
+		err error
+	}
+	gotc := make(chan got, 3)
+	for i := range 3 {
+		go func() {
+			l, err := newLocker(t, cli, "q").AcquireWait(context.Background())
+			gotc <- got{i, l, err}
+		}()
+		// Queue in order: wait until this waiter's key is there.
+		waitKeys(t, cli, "q/", i+2)
+	}
+	first.Finish(context.Background(), lease.Result{})
+	var prevFence int64
+	for want := range 3 {
+		select {
+		case g := <-gotc:
+			if g.err != nil || g.i != want {
+				t.Fatalf("want waiter %d to get the lock, have waiter %d (%v)", want, g.i, g.err)
+			}
+			env := envMap(g.l.Env())
+			fence, _ := strconv.ParseInt(env["LEASEWRAP_FENCE"], 10, 64)
+			rev, _ := strconv.ParseInt(env["ETCD_LOCK_REV"], 10, 64)
+			if fence <= prevFence || rev <= fence {
+				t.Fatalf("want increasing fences and ETCD_LOCK_REV > fence after a wait, have fence %d (prev %d) rev %d", fence, prevFence, rev)
+			}
+			prevFence = fence
+			g.l.Finish(context.Background(), lease.Result{})
+		case <-time.After(10 * time.Second):
+			t.Fatalf("waiter %d did not get the lock within 10s", want)
+		}
+	}
+	assertQueue(t, cli, "q/", 0)
+}
+
+func waitKeys(t *testing.T, cli *clientv3.Client, pfx string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := cli.Get(context.Background(), pfx, clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err == nil && resp.Count >= int64(n) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("want %d keys under %s within 10s", n, pfx)
+}
+
+func TestRevokeIsLossAtOnce(t *testing.T) {
+	c := etcdtest.Start(t, etcdtest.Options{})
+	cli := c.Client(t)
+	l, err := newLocker(t, cli, "r").Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := strconv.ParseInt(envMap(l.Env())["LEASEWRAP_LEASE_ID"], 16, 64)
+	start := time.Now()
+	if _, err := cli.Revoke(context.Background(), clientv3.LeaseID(id)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-l.(lease.LossNotifier).Lost():
+		t.Logf("loss noticed %v after the revoke", time.Since(start))
+	case <-time.After(5 * time.Second):
+		t.Fatal("Lost not closed within 5s of the revoke")
+	}
+	if err := l.Renew(context.Background()); !errors.Is(err, lease.ErrLost) {
+		t.Fatalf("want ErrLost, have %v", err)
+	}
+	l.Finish(context.Background(), lease.Result{Lost: true})
+}

@@ -1,0 +1,282 @@
+package once
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/leasewrap/leasewrap/etcd/conn"
+	"github.com/leasewrap/leasewrap/etcd/internal/session"
+	"github.com/leasewrap/leasewrap/lease"
+)
+
+// Kind is the lease kind's name (LEASEWRAP_KIND).
+const Kind = "once"
+
+// DefaultPrefix is where records live by default.
+const DefaultPrefix = "leasewrap/once/"
+
+// Config describes one key.
+type Config struct {
+	Client *clientv3.Client
+	Prefix string
+	Key    string
+	TTL    time.Duration
+	Holder string
+	Host   string
+	// RunID names this run (default: 32 random hex digits).
+	RunID string
+	// PublishFailures publishes a failed run too, so retries replay it.
+	PublishFailures bool
+	Endpoints       []string
+}
+
+// Locker claims the key. It implements lease.Locker and lease.Queuer.
+type Locker struct {
+	cfg Config
+	key string
+}
+
+var (
+	_ lease.Locker       = (*Locker)(nil)
+	_ lease.Queuer       = (*Locker)(nil)
+	_ lease.Lease        = (*Lease)(nil)
+	_ lease.LossNotifier = (*Lease)(nil)
+	_ lease.Ephemeral    = (*Lease)(nil)
+)
+
+// New returns a Locker for cfg.
+func New(cfg Config) (*Locker, error) {
+	if cfg.Client == nil {
+		return nil, errors.New("once: no etcd client")
+	}
+	if cfg.Key == "" {
+		return nil, errors.New("once: empty key")
+	}
+	if cfg.Prefix == "" {
+		cfg.Prefix = DefaultPrefix
+	}
+	if cfg.TTL < time.Second || cfg.TTL%time.Second != 0 {
+		return nil, fmt.Errorf("once: TTL %v is not a whole number of seconds >= 1s", cfg.TTL)
+	}
+	if cfg.RunID == "" {
+		var b [16]byte
+		rand.Read(b[:])
+		cfg.RunID = hex.EncodeToString(b[:])
+	}
+	return &Locker{cfg: cfg, key: EtcdKey(cfg.Prefix, cfg.Key)}, nil
+}
+
+func (l *Locker) Kind() string   { return Kind }
+func (l *Locker) Key() string    { return l.cfg.Key }
+func (l *Locker) Holder() string { return l.cfg.Holder }
+
+// EtcdKey is the record's etcd key.
+func (l *Locker) EtcdKey() string { return l.key }
+
+// Acquire tries once: it claims a free key, replays a published one, and
+// reports a run in flight as held.
+func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
+	s, err := session.Grant(ctx, l.cfg.Client, l.cfg.TTL)
+	if err != nil {
+		return nil, err
+	}
+	le, _, err := l.claim(ctx, s)
+	if err != nil {
+		revoke(s)
+	}
+	return le, err
+}
+
+// AcquireWait claims the key or, while a run is in flight, watches the
+// record until it is deleted or published, then replays or competes again,
+// until ctx ends. On failure the session is revoked and nothing stays.
+func (l *Locker) AcquireWait(ctx context.Context) (lease.Lease, error) {
+	for {
+		// A fresh session per attempt: nothing keeps one alive between.
+		s, err := session.Grant(ctx, l.cfg.Client, l.cfg.TTL)
+		if err != nil {
+			return nil, ctxError(ctx, err, err)
+		}
+		le, rev, err := l.claim(ctx, s)
+		if err == nil {
+			return le, nil
+		}
+		revoke(s)
+		if !errors.Is(err, lease.ErrHeld) {
+			return nil, ctxError(ctx, err, err)
+		}
+		if werr := waitChange(ctx, l.cfg.Client, l.key, rev); werr != nil {
+			return nil, ctxError(ctx, err, conn.Classify(werr))
+		}
+	}
+}
+
+// ctxError is held when ctx's deadline passed, ctx.Err() when it was
+// cancelled, else err.
+func ctxError(ctx context.Context, held, err error) error {
+	switch {
+	case ctx.Err() == nil:
+		return err
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		if errors.Is(held, lease.ErrHeld) {
+			return held
+		}
+		return &lease.HeldError{Kind: Kind, Key: "", Detail: "not acquired within --wait"}
+	}
+	return ctx.Err()
+}
+
+func revoke(s *session.Session) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s.Revoke(ctx)
+}
+
+// claim runs the create-if-absent transaction. On contention it returns
+// an error matching ErrHeld and the revision to watch from.
+func (l *Locker) claim(ctx context.Context, s *session.Session) (lease.Lease, int64, error) {
+	host := l.cfg.Host
+	rec := &Record{State: StateRunning, RunID: l.cfg.RunID, Holder: l.cfg.Holder, Host: host,
+		PID: os.Getpid(), Started: time.Now().UTC()}
+	resp, err := l.cfg.Client.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(l.key), "=", 0)).
+		Then(clientv3.OpPut(l.key, rec.marshal(), clientv3.WithLease(s.ID()))).
+		Else(clientv3.OpGet(l.key)).Commit()
+	if err != nil {
+		return nil, 0, conn.Classify(fmt.Errorf("once %q: claim %s: %w", l.cfg.Key, l.key, err))
+	}
+	if resp.Succeeded {
+		rev := resp.Header.Revision
+		s.Watch(l.key, rev+1, rev)
+		return &Lease{l: l, s: s, createRev: rev, rec: rec}, 0, nil
+	}
+	kvs := resp.Responses[0].GetResponseRange().Kvs
+	if len(kvs) == 0 { // deleted between compare and get: impossible in one txn
+		return nil, resp.Header.Revision, &lease.HeldError{Kind: Kind, Key: l.cfg.Key, Detail: "record vanished; retry"}
+	}
+	other, perr := ParseRecord(kvs[0].Value)
+	if perr != nil {
+		return nil, 0, fmt.Errorf("once %q: etcd key %s holds something else (%v); leasewrap will not touch it: inspect it with etcdctl get %s, remove it by hand if it is stale: %w",
+			l.cfg.Key, l.key, perr, l.key, lease.ErrRefused)
+	}
+	if other.State == StateDone {
+		return nil, 0, &lease.ReplayError{Kind: Kind, Key: l.cfg.Key, ExitCode: *other.ExitCode,
+			Summary: fmt.Sprintf("run %s on %s finished %s with exit code %d", other.RunID, other.Host, fmtTime(other.Finished), *other.ExitCode)}
+	}
+	return nil, resp.Header.Revision, &lease.HeldError{Kind: Kind, Key: l.cfg.Key, Holder: other.Holder, PID: other.PID, Host: other.Host,
+		Detail: fmt.Sprintf("run %s in flight since %s", other.RunID, other.Started.Format(time.RFC3339))}
+}
+
+func fmtTime(t *time.Time) string {
+	if t == nil {
+		return "?"
+	}
+	return t.Format(time.RFC3339)
+}
+
+// waitChange blocks until key changes after revision rev (deleted or
+// rewritten), or ctx ends.
+func waitChange(ctx context.Context, cli *clientv3.Client, key string, rev int64) error {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for wr := range cli.Watch(wctx, key, clientv3.WithRev(rev+1)) {
+		if wr.CompactRevision != 0 || len(wr.Events) > 0 {
+			return nil
+		}
+		if err := wr.Err(); err != nil {
+			return nil // look again
+		}
+	}
+	return ctx.Err()
+}
+
+// Lease is a claimed key.
+type Lease struct {
+	l         *Locker
+	s         *session.Session
+	createRev int64
+	rec       *Record
+}
+
+// Env describes the run to the child.
+func (le *Lease) Env() []string {
+	return []string{
+		"LEASEWRAP_RUN_ID=" + le.rec.RunID,
+		"LEASEWRAP_ETCD_KEY=" + le.l.key,
+		"LEASEWRAP_FENCE=" + strconv.FormatInt(le.createRev, 10),
+		"LEASEWRAP_LEASE_ID=" + le.s.Hex(),
+		"LEASEWRAP_ETCD_ENDPOINTS=" + strings.Join(le.l.cfg.Endpoints, ","),
+	}
+}
+
+// RunID is this run's id.
+func (le *Lease) RunID() string { return le.rec.RunID }
+
+func (le *Lease) TTL() time.Duration              { return le.s.TTL() }
+func (le *Lease) Renew(ctx context.Context) error { return le.s.Renew(ctx) }
+func (le *Lease) Lost() <-chan struct{}           { return le.s.Lost() }
+func (le *Lease) Ephemeral()                      {}
+
+// Finish publishes or releases. Success (or any result with
+// PublishFailures) is published only before res.Fence and never after a
+// loss or a passed fence (lease.ErrLost: nothing published, the record
+// expires with the lease and a retry runs). A failure deletes the record
+// if it is still ours. The session is revoked in every case.
+func (le *Lease) Finish(ctx context.Context, res lease.Result) error {
+	le.s.Close() // no renewal after this, ever
+	defer revoke(le.s)
+	if res.Lost {
+		return nil
+	}
+	if res.PastFence {
+		return fmt.Errorf("once %q: the fencing deadline passed before the run was settled; nothing published, a retry will run: %w", le.l.cfg.Key, lease.ErrLost)
+	}
+	if res.ExitCode != 0 && !le.l.cfg.PublishFailures {
+		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		// Best effort: the revoke below deletes the record too, and
+		// otherwise it expires with the lease.
+		le.l.cfg.Client.Txn(dctx).
+			If(clientv3.Compare(clientv3.CreateRevision(le.l.key), "=", le.createRev)).
+			Then(clientv3.OpDelete(le.l.key)).Commit()
+		return nil
+	}
+	if !res.Fence.IsZero() {
+		if !time.Now().Before(res.Fence) {
+			return fmt.Errorf("once %q: past the fencing deadline; nothing published, a retry will run: %w", le.l.cfg.Key, lease.ErrLost)
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, res.Fence)
+		defer cancel()
+	}
+	done := *le.rec
+	done.State = StateDone
+	code := res.ExitCode
+	done.ExitCode = &code
+	fin := res.Finished.UTC()
+	if res.Finished.IsZero() {
+		fin = time.Now().UTC()
+	}
+	done.Finished = &fin
+	done.Argv = res.Argv
+	// A put without a lease detaches the record from the session: durable.
+	resp, err := le.l.cfg.Client.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(le.l.key), "=", le.createRev)).
+		Then(clientv3.OpPut(le.l.key, done.marshal())).Commit()
+	if err != nil {
+		return fmt.Errorf("once %q: publish before the fencing deadline failed (%v); the result may or may not be recorded: %w", le.l.cfg.Key, err, lease.ErrLost)
+	}
+	if !resp.Succeeded {
+		return fmt.Errorf("once %q: the record is no longer ours; nothing published: %w", le.l.cfg.Key, lease.ErrLost)
+	}
+	return nil
+}
