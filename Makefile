@@ -30,7 +30,7 @@ harnesses:
 	bash .ci/rust-harnesses.sh
 
 # The long race storm and fault runs (minutes); prints a summary.
-stress:
+stress: stress-etcd
 	RELIABILITY_LONG=1 $(GO) test -count=1 -v -timeout 30m ./reliability/ | grep -E 'storm |blocked:|^(ok|FAIL|---)'
 
 # Every fuzz target for FUZZTIME each (default 60s).
@@ -49,8 +49,12 @@ fmt-check:
 
 lint: vet fmt-check
 
+# A real wrapped job of every local kind, then lock and once against an etcd
+# the demo starts itself on loopback (Debian's etcd, installed when missing).
 demo: build
 	./examples/demo.sh $(BIN)
+	bash etcd/scripts/install-etcd.sh
+	./examples/etcd/demo.sh $(BIN)
 
 # Benchmarks: Go benchmarks, syscall counts and the process-level driver
 # (bench/lwbench) against flock(1) and bare exec; report in bench/out/.

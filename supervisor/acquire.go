@@ -150,7 +150,6 @@ func (c *Config) attemptLoop(ctx context.Context, j *job) (*acquired, error) {
 func (c *Config) queued(ctx context.Context, j *job, q lease.Queuer) (*acquired, error) {
 	qctx, cancel := context.WithTimeout(ctx, c.Wait)
 	defer cancel()
-	at := time.Now()
 	ls, err := q.AcquireWait(qctx)
 	if err != nil {
 		if ctx.Err() == nil && (errors.Is(err, lease.ErrHeld) || errors.Is(err, context.DeadlineExceeded)) {
@@ -158,8 +157,16 @@ func (c *Config) queued(ctx context.Context, j *job, q lease.Queuer) (*acquired,
 		}
 		return nil, err
 	}
-	// The lease's TTL counts from the grant, which came after at: at is
-	// the conservative start, as for a single attempt.
+	// The wait may have lasted longer than the TTL (the kind kept its
+	// lease alive meanwhile): the fence must count from a renewal whose
+	// start we know, so renew once now, before the command starts.
+	at := time.Now()
+	if ls.TTL() > 0 {
+		if err := ls.Renew(ctx); err != nil {
+			c.undo(j, ls, err)
+			return nil, fmt.Errorf("%w: lease granted after the wait but not renewable (%v); the command did not run", lease.ErrHeld, err)
+		}
+	}
 	return c.startUnder(j, ls, at)
 }
 

@@ -38,6 +38,10 @@ Examples:
   # Own a session for a daemon; refused while another instance owns it.
   leasewrap session run 5f0c6d4e-3b1a-4f59-9b8e-0d7f2a9c1e42 --epoch 6 -- ./daemon
 
+Across hosts, on etcd (served by leasewrap-etcd, installed beside leasewrap):
+  leasewrap lock run NAME --endpoints URL -- CMD   # interoperable with etcdctl lock
+  leasewrap once run KEY --endpoints URL -- CMD    # run once per key across hosts
+
 Exit codes (run verbs): the child's code; 128+N if it died of signal N;
 64 usage; 65 a record leasewrap refuses to touch; 70 internal or I/O error;
 75 lease held by another (--conflict-exit-code); 76 lease lost.`
@@ -45,6 +49,11 @@ Exit codes (run verbs): the child's code; 128+N if it died of signal N;
 func main() {
 	supervisor.Gate() // never returns when this process is an exec gate or a job guard
 	cli.CatchSIGPIPE()
+	if etcdVerb(os.Args[1:]) {
+		// lock and once live in leasewrap-etcd, so the etcd client's
+		// start-up never reaches the local kinds: exec it in place.
+		os.Exit(cli.ExitCode(execEtcd(os.Args[1:]), os.Stderr)) // returns only on failure
+	}
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -7,17 +7,5 @@
 # a skip.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-if ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; then
-  export DEBIAN_FRONTEND=noninteractive
-  created=
-  if [ ! -e /usr/sbin/policy-rc.d ]; then
-    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && created=1
-  fi
-  apt-get update -qq && apt-get install -y -qq etcd-server etcd-client >/dev/null
-  [ -z "$created" ] || rm -f /usr/sbin/policy-rc.d
-  # If a service manager started it anyway, stop it: tests use free ports.
-  if command -v systemctl >/dev/null && systemctl is-active --quiet etcd 2>/dev/null; then
-    systemctl disable --now etcd || true
-  fi
-fi
+bash etcd/scripts/install-etcd.sh
 make interop-etcd

@@ -47,15 +47,14 @@ func (f *connFlags) dial(ctx context.Context, probeKey string) (*clientv3.Client
 	return conn.Dial(ctx, c, probeKey)
 }
 
-// defaultTTL is 30 s: with the default kill grace (10 s) and margin
+// runFlags are leasewrap's run flags plus the etcd kinds' TTL and holder.
+//
+// The default TTL is 30 s: with the default kill grace (10 s) and margin
 // (max(1 s, TTL/20) = 1.5 s) the fence falls 18.5 s after the last
 // successful renewal, so the default period (TTL/3 = 10 s) leaves room for
 // several retries after a failed renewal, and a SIGKILLed wrapper's lock
 // is free again within 30 s. etcdctl's own default, 10 s, cannot hold a
 // 10 s kill grace.
-const defaultTTL = 30 * time.Second
-
-// runFlags are leasewrap's run flags plus the etcd kinds' TTL and holder.
 type runFlags struct {
 	TTL    time.Duration `help:"Lease TTL, whole seconds (the server may grant more; the granted TTL is used)." default:"30s"`
 	Holder string        `help:"Holder identity (default: leasewrap:HOST:PID:RANDOM)."`
