@@ -61,6 +61,8 @@ demo: build
 # BENCH_QUICK=1 for a short run. See docs/PERFORMANCE.md.
 bench:
 	GO=$(GO) bash bench/run.sh
+	bash etcd/scripts/install-etcd.sh
+	$(MAKE) bench-etcd
 
 clean:
 	rm -rf bin
