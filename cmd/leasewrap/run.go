@@ -71,6 +71,7 @@ func (f *runFlags) config(l lease.Locker, logger *slog.Logger) supervisor.Config
 		Subreaper:   f.Subreaper,
 		LeaveStrays: f.LeaveStrays,
 		Logger:      logger,
+		ExitAfter:   true, // main exits with Run's outcome
 	}
 }
 
