@@ -67,6 +67,22 @@ func TestResolverMatchersAgreeWithPyYAMLExpressions(t *testing.T) {
 		}
 	}
 	gen("", 4)
+	// Timestamps with any one or two characters replaced, and their
+	// prefixes.
+	const tAlpha = "0129-: Tt.Z+\t"
+	base := "2001-12-14T21:59:43.10+05:00"
+	for i := range base {
+		for j := i; j < len(base); j++ {
+			for _, a := range []byte(tAlpha) {
+				for _, b := range []byte(tAlpha) {
+					s := []byte(base)
+					s[i], s[j] = a, b
+					checkMatchers(t, string(s))
+					checkMatchers(t, string(s[:j]))
+				}
+			}
+		}
+	}
 	// Mutations of the samples: bounded, seeded, reproducible.
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < 200000; i++ {
