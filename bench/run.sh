@@ -7,6 +7,7 @@
 #   bench/run.sh                 full run (about 12 minutes on 2 cores)
 #   BENCH_QUICK=1 bench/run.sh   short run (about 3 minutes), same tables
 #   BENCH_N=400 bench/run.sh     more overhead rounds (others scale from it)
+#   BENCH_COMPARE=old/leasewrap bench/run.sh   start-up rounds also time an older build
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,6 +37,11 @@ $GO build -trimpath -ldflags '-s -w' -o "$out/gorun" ./bench/startup/gorun
 n=${BENCH_N:-200}
 args=(-bin "$bin" -empty "$out/empty" -kong2 "$out/kong2" -gorun "$out/gorun" -n "$n")
 benchtime=${BENCH_TIME:-2s}
+# BENCH_COMPARE=path/to/older/leasewrap: its run verbs are measured in the
+# same start-up rounds (a before/after the machine's drift cannot skew).
+if [ -n "${BENCH_COMPARE:-}" ]; then
+  args+=(-compare "$BENCH_COMPARE")
+fi
 if [ -n "${BENCH_QUICK:-}" ]; then
   args+=(-quick -honest 0)
   benchtime=0.5s

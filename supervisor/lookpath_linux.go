@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -86,12 +85,14 @@ func Resolve(argv []string, dir string, env []string) (path string, args []strin
 	}
 	name := argv[0]
 	var found string
+	var hd fileHead // found's first bytes, read once
 	if strings.Contains(name, "/") {
 		p := absIn(dir, name)
-		if err := executable(name, p, dir); err != nil {
+		h, err := executable(name, p, dir)
+		if err != nil {
 			return "", nil, err
 		}
-		found = p
+		found, hd = p, h
 	} else {
 		var denied *ExecError
 		for _, d := range filepath.SplitList(searchPath(env)) {
@@ -99,9 +100,9 @@ func Resolve(argv []string, dir string, env []string) (path string, args []strin
 				d = "."
 			}
 			p := absIn(dir, filepath.Join(d, name))
-			err := executable(name, p, dir)
+			h, err := executable(name, p, dir)
 			if err == nil {
-				found = p
+				found, hd = p, h
 				break
 			}
 			var ee *ExecError
@@ -117,7 +118,7 @@ func Resolve(argv []string, dir string, env []string) (path string, args []strin
 			return "", nil, &ExecError{Path: name, Code: CodeNotFound, Err: exec.ErrNotFound}
 		}
 	}
-	if needsShell(found) {
+	if hd.needsShell() {
 		return shell, append([]string{shell, found}, argv[1:]...), nil
 	}
 	return found, argv, nil
@@ -152,22 +153,23 @@ func absIn(dir, p string) string {
 
 // executable checks that p (shown as name) exists, is a regular file the
 // effective ids may execute, and, for a script, that its interpreter does
-// too.
-func executable(name, p, dir string) error {
+// too. It returns p's first bytes.
+func executable(name, p, dir string) (fileHead, error) {
 	if err := checkFile(p); err != nil {
 		err.Path = name
-		return err
+		return fileHead{}, err
 	}
-	interp, ok := interpreter(p)
+	h := head(p)
+	interp, ok := h.interpreter()
 	if !ok {
-		return nil
+		return h, nil
 	}
 	if err := checkFile(absIn(dir, interp)); err != nil {
 		err.Path = name
 		err.Err = fmt.Errorf("its #! interpreter %s: %w", interp, err.Err)
-		return err
+		return fileHead{}, err
 	}
-	return nil
+	return h, nil
 }
 
 // checkFile is the part of execve(2)'s checks that can be made beforehand.
@@ -203,27 +205,44 @@ func unwrapPathErr(err error) error {
 // (BINPRM_BUF_SIZE).
 const scriptHead = 256
 
-// head reads the first bytes of p; ok is false when it cannot be read
-// (an execute-only binary: the kernel decides then).
-func head(p string) ([]byte, bool) {
-	f, err := os.Open(p)
+// fileHead is the first bytes of a file; ok is false when it could not be
+// read (an execute-only binary: the kernel decides then).
+type fileHead struct {
+	b  []byte
+	ok bool
+}
+
+// head reads the first bytes of p (plain system calls: a regular file
+// gains nothing from os.File's poller registration attempts).
+func head(p string) fileHead {
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, false
+		return fileHead{}
 	}
-	defer f.Close()
+	defer unix.Close(fd)
 	b := make([]byte, scriptHead)
-	n, err := io.ReadFull(f, b)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return nil, false
+	n := 0
+	for n < len(b) {
+		m, err := unix.Read(fd, b[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fileHead{}
+		}
+		if m == 0 {
+			break
+		}
+		n += m
 	}
-	return b[:n], true
+	return fileHead{b: b[:n], ok: true}
 }
 
 // interpreter returns the program a #! line names, as the kernel parses
 // it: after "#!" and blanks, up to the next blank or the end of the line.
-func interpreter(p string) (string, bool) {
-	b, ok := head(p)
-	if !ok || !bytes.HasPrefix(b, []byte("#!")) {
+func (h fileHead) interpreter() (string, bool) {
+	b := h.b
+	if !h.ok || !bytes.HasPrefix(b, []byte("#!")) {
 		return "", false
 	}
 	line := b[2:]
@@ -243,14 +262,13 @@ func interpreter(p string) (string, bool) {
 // needsShell reports a readable file that is neither a script with an
 // interpreter nor an ELF binary: execve refuses it (ENOEXEC) and execvp
 // hands it to /bin/sh.
-func needsShell(p string) bool {
-	b, ok := head(p)
-	if !ok {
+func (h fileHead) needsShell() bool {
+	if !h.ok {
 		return false
 	}
-	if bytes.HasPrefix(b, []byte("\x7fELF")) {
+	if bytes.HasPrefix(h.b, []byte("\x7fELF")) {
 		return false
 	}
-	_, script := interpreter(p)
+	_, script := h.interpreter()
 	return !script
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -69,8 +70,16 @@ func testMain(argv []string) int {
 		Subreaper:   os.Getenv("T_SUBREAPER") == "1",
 		LeaveStrays: os.Getenv("T_LEAVE_STRAYS") == "1",
 		Logger:      slog.New(slog.NewTextHandler(os.Stderr, nil)),
+		ExitAfter:   os.Getenv("T_EXIT_AFTER") == "1",
 	}
 	err := Run(context.Background(), cfg)
+	if os.Getenv("T_SIGNAL_SELF_AFTER") == "1" {
+		// Whether Run left its handlers: SIGTERM's default action in a Go program ends
+		// this process; a handler still installed swallows it.
+		syscall.Kill(os.Getpid(), syscall.SIGTERM)
+		time.Sleep(100 * time.Millisecond)
+		fmt.Fprintln(os.Stderr, "survived SIGTERM after Run")
+	}
 	if other != nil {
 		other.Wait()
 		fmt.Fprintf(os.Stderr, "other child status: %d\n", other.ProcessState.ExitCode())

@@ -81,10 +81,12 @@ func Run(ctx context.Context, cfg Config) error {
 	// lost in between and none is delivered twice.
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwardedSignals...)
-	defer signal.Stop(sigs)
 	chld := make(chan os.Signal, 1)
 	signal.Notify(chld, syscall.SIGCHLD)
-	defer signal.Stop(chld)
+	if !c.ExitAfter {
+		defer signal.Stop(sigs)
+		defer signal.Stop(chld)
+	}
 
 	var a *acquired
 	if pre == nil {

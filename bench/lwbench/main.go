@@ -22,6 +22,7 @@ import (
 // env is one benchmark run: the binaries and a private scratch directory.
 type env struct {
 	bin     string // leasewrap under test
+	compare string // another leasewrap (an older build), measured alongside in the start-up section; "" for none
 	empty   string // static empty Go program (start-up baseline)
 	kong2   string // static program parsing a two-verb kong model
 	gorun   string // static program that runs its arguments and waits
@@ -68,8 +69,11 @@ var (
 )
 
 // lw returns an unstarted leasewrap command.
-func (e *env) lw(argv []string) *exec.Cmd {
-	c := exec.Command(e.bin, argv...)
+func (e *env) lw(argv []string) *exec.Cmd { return e.lwBin(e.bin, argv) }
+
+// lwBin returns an unstarted command of the leasewrap binary bin.
+func (e *env) lwBin(bin string, argv []string) *exec.Cmd {
+	c := exec.Command(bin, argv...)
 	c.Env = e.environ
 	return c
 }
@@ -83,6 +87,7 @@ func main() {
 	empty := flag.String("empty", "", "static empty Go program, the start-up baseline (bench/startup/empty)")
 	kong2 := flag.String("kong2", "", "static program that parses a two-verb kong model (bench/startup/kong2)")
 	gorun := flag.String("gorun", "", "static program that runs its arguments as a child (bench/startup/gorun)")
+	compare := flag.String("compare", "", "another leasewrap binary (e.g. a build of the previous commit) whose run verbs the start-up section measures in the same rounds")
 	sections := flag.String("sections", "startup,overhead,handover,takeover,contention,footprint,scale,renewals", "comma-separated sections to run")
 	quick := flag.Bool("quick", false, "shorter runs (footprint 10 s, fewer scale sizes, 100 renewing wrappers)")
 	honest := flag.Duration("honest", 60*time.Second, "length of the footprint run with the default renewal period (0 skips it)")
@@ -103,6 +108,11 @@ func main() {
 	}
 	defer os.RemoveAll(dir)
 	e := &env{bin: abs, empty: *empty, kong2: *kong2, gorun: *gorun, flock: fl, dir: dir, n: *n, quick: *quick}
+	if *compare != "" {
+		if e.compare, err = filepath.Abs(*compare); err != nil {
+			fatal(err)
+		}
+	}
 	e.environ = append(os.Environ(), "FNO_EVENTS_PATH="+filepath.Join(dir, "events.jsonl"), "LEASEWRAP_LOG_FORMAT=text")
 	for _, d := range []string{e.claimRoot(), e.home(), e.sessRoot()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {

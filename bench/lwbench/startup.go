@@ -57,6 +57,20 @@ func startup(e *env) {
 		{name: "reserve run -- true (new key)", cmd: func() *exec.Cmd { return e.lw(reserveKind.argv(e, e.next(), nil, "true")) }, base: "flock", limit: 2.5},
 		{name: "session run -- true", cmd: func() *exec.Cmd { return e.lw(sessionKind.argv(e, sessKey, nil, "true")) }, base: "flock", limit: 2.5},
 	}
+	if e.compare != "" {
+		// The same run verbs of another build, in the same rounds: a
+		// before/after comparison that the machine's drift cannot skew.
+		name := filepath.Base(e.compare)
+		claimKey2, sessKey2 := e.next(), e.next()
+		cw := func(argv func() []string) func() *exec.Cmd {
+			return func() *exec.Cmd { return e.lwBin(e.compare, argv()) }
+		}
+		vs = append(vs,
+			&startupVariant{name: name + ": claim run -- true", cmd: cw(func() []string { return claimKind.argv(e, claimKey2, nil, "true") }), base: "flock"},
+			&startupVariant{name: name + ": reserve run -- true (new key)", cmd: cw(func() []string { return reserveKind.argv(e, e.next(), nil, "true") }), base: "flock"},
+			&startupVariant{name: name + ": session run -- true", cmd: cw(func() []string { return sessionKind.argv(e, sessKey2, nil, "true") }), base: "flock"},
+		)
+	}
 	const warmup = 5
 	for round := 0; round < e.n+warmup; round++ {
 		for i := range vs {

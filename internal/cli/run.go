@@ -72,6 +72,7 @@ func (f *RunFlags) Config(l lease.Locker, logger *slog.Logger) supervisor.Config
 		Subreaper:   f.Subreaper,
 		LeaveStrays: f.LeaveStrays,
 		Logger:      logger,
+		ExitAfter:   true, // main exits with Run's outcome
 	}
 }
 

@@ -3,27 +3,17 @@ package claim
 import (
 	"math"
 	"math/big"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
+	"unicode/utf8"
 )
 
 // PyYAML (YAML 1.1) implicit resolvers, in PyYAML's order. The writer
 // needs them to know which strings must be quoted (a plain "yes", "1:30" or
 // "2024-01-02" would read back as a bool, an int or a date); the reader
-// needs them to type plain scalars exactly as a Python peer does.
-// Python's `$` also matches before one trailing newline; `\n?\z` keeps that.
-var (
-	reBool  = lazyRegexp(`^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)\n?\z`)
-	reFloat = lazyRegexp(`^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))\n?\z`)
-	reInt   = lazyRegexp(`^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)\n?\z`)
-	reMerge = lazyRegexp(`^(?:<<)\n?\z`)
-	reNull  = lazyRegexp(`^(?:~|null|Null|NULL|)\n?\z`)
-	reTime  = lazyRegexp(`^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)\n?\z`)
-	reValue = lazyRegexp(`^(?:=)\n?\z`)
-	reYAML  = lazyRegexp(`^(?:!|&|\*)\n?\z`)
-)
+// needs them to type plain scalars exactly as a Python peer does. The
+// matchers are PyYAML's regular expressions written out (yaml_match.go;
+// yaml_match_test.go checks them against the expressions).
 
 const (
 	tagStr   = "str"
@@ -39,28 +29,21 @@ const (
 
 type resolver struct {
 	first string // the first characters the resolver is registered for
-	re    func() *regexp.Regexp
+	match func(string) bool
 	tag   string
-}
-
-// lazyRegexp compiles expr on first use rather than at start-up: most
-// invocations (a reservation, a session, --version) never resolve a YAML
-// scalar.
-func lazyRegexp(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
 
 // resolvers in PyYAML's registration order; resolution tries the ones
 // registered for the value's first character in that order.
 var resolvers = []resolver{
-	{"yYnNtTfFoO", reBool, tagBool},
-	{"-+0123456789.", reFloat, tagFloat},
-	{"-+0123456789", reInt, tagInt},
-	{"<", reMerge, tagMerge},
-	{"~nN", reNull, tagNull},
-	{"0123456789", reTime, tagTime},
-	{"=", reValue, tagValue},
-	{"!&*", reYAML, tagYAML},
+	{"yYnNtTfFoO", matchBool, tagBool},
+	{"-+0123456789.", matchFloat, tagFloat},
+	{"-+0123456789", matchInt, tagInt},
+	{"<", matchMerge, tagMerge},
+	{"~nN", matchNull, tagNull},
+	{"0123456789", matchTime, tagTime},
+	{"=", matchValue, tagValue},
+	{"!&*", matchYAML, tagYAML},
 }
 
 // resolvePlain returns the tag PyYAML gives the plain scalar s.
@@ -68,9 +51,9 @@ func resolvePlain(s string) string {
 	if s == "" {
 		return tagNull // the null resolver is registered for ''
 	}
-	r := []rune(s)[0]
+	r, _ := utf8.DecodeRuneInString(s)
 	for _, res := range resolvers {
-		if strings.ContainsRune(res.first, r) && res.re().MatchString(s) {
+		if strings.ContainsRune(res.first, r) && res.match(s) {
 			return res.tag
 		}
 	}
