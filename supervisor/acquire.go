@@ -245,7 +245,10 @@ func (c *Config) startUnder(j *job, ls lease.Lease, at time.Time) (*acquired, er
 	var ch *child
 	var err error
 	if _, ok := ls.(lease.Ephemeral); ok {
-		ch, err = startTethered(cmd)
+		var exe string
+		if exe, err = c.helperExe("job guard"); err == nil {
+			ch, err = startTethered(cmd, exe)
+		}
 	} else {
 		ch, err = startPlain(cmd)
 	}
@@ -273,12 +276,9 @@ func (c *Config) startStopped(j *job, h inherit.Handover) (*child, error) {
 		c.Logger.Debug("ptrace refused; using the exec gate", "err", err)
 		cmd = c.prepare(j, h)
 	}
-	exe := c.gateExe
-	if exe == "" {
-		var err error
-		if exe, err = os.Executable(); err != nil {
-			return nil, fmt.Errorf("supervisor: find leasewrap's own executable for the exec gate: %w", err)
-		}
+	exe, err := c.helperExe("exec gate")
+	if err != nil {
+		return nil, err
 	}
 	return startGated(cmd, exe)
 }

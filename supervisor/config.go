@@ -81,11 +81,28 @@ type Config struct {
 	// Run leaves it false.
 	ExitAfter bool
 
+	// HelperExe is the executable started for the supervisor's helper
+	// roles, the exec gate and an ephemeral lease's job guard; it must call
+	// Gate first in main. "" is os.Executable(). A large binary (one that
+	// links the etcd client) may name a small one beside it that also calls
+	// Gate, so that each guard costs less memory.
+	HelperExe string
+
 	// foreground is whether the child gets the terminal; settled once,
 	// before any attempt.
 	foreground bool
-	// gateExe is the executable started as exec gate; "" = os.Executable().
-	gateExe string
+}
+
+// helperExe is the executable of the helper roles.
+func (c *Config) helperExe(role string) (string, error) {
+	if c.HelperExe != "" {
+		return c.HelperExe, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("supervisor: find leasewrap's own executable for the %s: %w", role, err)
+	}
+	return exe, nil
 }
 
 const (

@@ -45,7 +45,7 @@ type tether struct {
 
 // startTethered starts cmd with Pdeathsig from a goroutine locked to its
 // OS thread for the job's whole life, then starts the group's guard.
-func startTethered(cmd *exec.Cmd) (*child, error) {
+func startTethered(cmd *exec.Cmd, guardExe string) (*child, error) {
 	cmd.SysProcAttr.Pdeathsig = unix.SIGKILL
 	t := &tether{release: make(chan struct{})}
 	errc := make(chan error, 1)
@@ -64,7 +64,7 @@ func startTethered(cmd *exec.Cmd) (*child, error) {
 		return nil, startError(cmd.Path, err)
 	}
 	ch := &child{cmd: cmd, pid: cmd.Process.Pid, pgid: cmd.Process.Pid, tether: t}
-	if err := t.startGuard(ch.pgid); err != nil {
+	if err := t.startGuard(guardExe, ch.pgid); err != nil {
 		unix.Kill(-ch.pgid, unix.SIGKILL)
 		close(t.release)
 		var ws unix.WaitStatus
@@ -74,11 +74,7 @@ func startTethered(cmd *exec.Cmd) (*child, error) {
 	return ch, nil
 }
 
-func (t *tether) startGuard(pgid int) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("supervisor: find leasewrap's own executable for the job guard: %w", err)
-	}
+func (t *tether) startGuard(exe string, pgid int) error {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return fmt.Errorf("supervisor: job guard pipe: %w", err)
