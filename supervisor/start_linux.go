@@ -109,6 +109,31 @@ func startTraced(cmd *exec.Cmd) (*child, error) {
 		return nil, startError(cmd.Path, err)
 	}
 	ch := &child{cmd: cmd, pid: cmd.Process.Pid, pgid: cmd.Process.Pid, traced: true}
+	// Observe the stop at exec without consuming it (WNOWAIT): until the
+	// stop is reaped, the child's SIGTRAP stays pending, so a tracer that
+	// dies now detaches it and that SIGTRAP kills it. Reaping the stop
+	// first would clear the signal, and a leasewrap killed before
+	// PTRACE_O_EXITKILL would then let the command run without its claim.
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, ch.pid, &info, unix.WSTOPPED|unix.WEXITED|unix.WNOWAIT|unix.WALL, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			ch.kill()
+			return nil, fmt.Errorf("supervisor: wait for the stopped child: %w", err)
+		}
+		break
+	}
+	fault.Point("supervisor.traced-before-exitkill")
+	// If leasewrap dies from here on, before it lets the child go, the
+	// child dies too: the command never runs without its lease.
+	if err := unix.PtraceSetOptions(ch.pid, unix.PTRACE_O_EXITKILL); err != nil {
+		ch.kill()
+		return nil, fmt.Errorf("supervisor: ptrace options: %w (the child did not stop at its exec)", err)
+	}
+	// Now consume the stop, and check it was the exec's SIGTRAP.
 	var ws unix.WaitStatus
 	for {
 		_, err := unix.Wait4(ch.pid, &ws, unix.WALL, nil)
@@ -125,18 +150,10 @@ func startTraced(cmd *exec.Cmd) (*child, error) {
 		ch.kill()
 		return nil, fmt.Errorf("supervisor: child did not stop at exec (status %#x)", uint32(ws))
 	}
-	// Stopped at its exec with SIGTRAP pending: a tracer that dies now
-	// detaches it, and that SIGTRAP kills it. Not covered: leasewrap
-	// SIGKILLed between the fork and the child's exec (about a millisecond)
-	// leaves an untraced child that runs the command with no claim
-	// recorded. --anchor gate has no such window.
-	fault.Point("supervisor.traced-before-exitkill")
-	// If leasewrap dies before it lets the child go, the child dies too:
-	// the command never runs without its lease.
-	if err := unix.PtraceSetOptions(ch.pid, unix.PTRACE_O_EXITKILL); err != nil {
-		ch.kill()
-		return nil, fmt.Errorf("supervisor: ptrace options: %w", err)
-	}
+	// Not covered: leasewrap SIGKILLed between the fork and the child's
+	// exec (about a millisecond) leaves a child that is no longer traced
+	// and runs the command with no claim recorded. --anchor gate has no
+	// such window.
 	return ch, nil
 }
 
