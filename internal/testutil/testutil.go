@@ -156,6 +156,22 @@ func (p *Proc) WaitOK(t testing.TB, within time.Duration) {
 	}
 }
 
+// Stop closes the process's stdin (StartPiped), which tells a helper to
+// let go of what it holds, and waits for its exit as Wait does.
+func (p *Proc) Stop(t testing.TB, within time.Duration) error {
+	t.Helper()
+	p.Stdin.Close()
+	return p.Wait(t, within)
+}
+
+// Kill SIGKILLs the process, leaving what it holds as a crash leaves it,
+// and waits for it to be reaped as Wait does.
+func (p *Proc) Kill(t testing.TB, within time.Duration) {
+	t.Helper()
+	p.Cmd.Process.Kill()
+	p.Wait(t, within)
+}
+
 // Line returns the next line of the process's stdout (StartPiped), without
 // its line end; it fails t on a read error or when none comes within.
 func (p *Proc) Line(t testing.TB, within time.Duration) string {
