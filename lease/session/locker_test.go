@@ -203,18 +203,14 @@ func TestLockerMapsErrors(t *testing.T) {
 	})
 	refused := map[string]func(t *testing.T, s *Store, sid ID) string{
 		"malformed record": func(t *testing.T, s *Store, sid ID) string {
-			p := filepath.Join(s.OwnerDir(sid), "x.json")
-			os.MkdirAll(s.OwnerDir(sid), 0o777)
+			p := ownerDirFile(t, s, sid, "x.json")
 			os.WriteFile(p, []byte("not-json"), 0o666)
 			return p
 		},
 		"unknown schema": func(t *testing.T, s *Store, sid ID) string {
 			o := testOwner(sid, testContext("future", 6))
 			o.SchemaVersion = 4
-			p := ownerPathOf(s, sid, &o)
-			os.MkdirAll(s.OwnerDir(sid), 0o777)
-			writePretty(t, p, &o)
-			return p
+			return placeOwner(t, s, sid, &o)
 		},
 		"directory at a record path": func(t *testing.T, s *Store, sid ID) string {
 			p := filepath.Join(s.OwnerDir(sid), "d.json")
