@@ -111,6 +111,16 @@ func start(t testing.TB, p *Proc) *Proc {
 	return p
 }
 
+// Sleeper starts a live process (sleep 60) to anchor leases and claims
+// to, holding files as its fd 3 onward; it is killed and reaped when the
+// test ends, if Kill did not end it first.
+func Sleeper(t testing.TB, files ...*os.File) *Proc {
+	t.Helper()
+	cmd := exec.Command("sleep", "60")
+	cmd.ExtraFiles = files
+	return Start(t, cmd)
+}
+
 // Pid is the process's pid.
 func (p *Proc) Pid() int { return p.Cmd.Process.Pid }
 
