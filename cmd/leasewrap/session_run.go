@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
-	"path/filepath"
 
 	"github.com/leasewrap/leasewrap/internal/cli"
 	"github.com/leasewrap/leasewrap/lease"
 	"github.com/leasewrap/leasewrap/lease/session"
+	"github.com/leasewrap/leasewrap/supervisor"
 )
 
 // sessionRunCmd owns a session while a command runs.
@@ -62,11 +61,15 @@ func (c *sessionRunCmd) ownerConfig() session.LockerConfig {
 	}
 	oc.DaemonInstanceID = session.Some(instance)
 	// The owner is the daemon leasewrap starts, so its executable is
-	// recorded, not leasewrap's.
-	if path, err := exec.LookPath(c.Command[0]); err == nil {
-		if abs, err := filepath.Abs(path); err == nil {
-			oc.ExecutablePath = session.Some(abs)
+	// recorded, not leasewrap's: the absolute path the supervisor will
+	// exec, found the way it finds it (a file without #! that /bin/sh
+	// runs is recorded itself). A command that cannot run records none;
+	// the supervisor refuses it before anything is acquired.
+	if path, argv, err := supervisor.Resolve(c.Command, "", nil); err == nil {
+		if len(argv) != len(c.Command) {
+			path = argv[1]
 		}
+		oc.ExecutablePath = session.Some(path)
 	}
 	for _, f := range []struct {
 		dst **string

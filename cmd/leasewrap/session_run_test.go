@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -207,5 +209,51 @@ func TestSessionRunRefusesBadInputAndLeavesItAlone(t *testing.T) {
 		if have, p := runLW(t, nil, "session", "run", sid, "--root", t.TempDir(), "--epoch", "6", "--", "true"); have != cli.ExitUsage {
 			t.Fatalf("session id %q: want %d, have %d\n%s", sid, cli.ExitUsage, have, &p.stderr)
 		}
+	}
+}
+
+// The owner record names the daemon's executable as the supervisor
+// executes it: a bare name found in PATH, absolute; a file without #!
+// (which /bin/sh runs) by its own path, not /bin/sh's.
+func TestSessionRunRecordsTheCommandsExecutable(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, _ = filepath.Abs(sh)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "daemon")
+	if err := os.WriteFile(script, []byte("cp \"$1\"/*.json \"$2\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		argv func(owners, out string) []string
+		want string
+	}{
+		{"in PATH", func(owners, out string) []string { return []string{"sh", "-c", `cp "$0"/*.json "$1"`, owners, out} }, sh},
+		{"without #!", func(owners, out string) []string { return []string{script, owners, out} }, script},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := sessionRoot(t)
+			out := filepath.Join(t.TempDir(), "owner.json")
+			args := append([]string{"session", "run", testSID, "--root", root, "--epoch", "6", "--"}, tc.argv(ownerDir(root), out)...)
+			if have, p := runLW(t, nil, args...); have != 0 {
+				t.Fatalf("want 0, have %d\n%s", have, &p.stderr)
+			}
+			b, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rec struct {
+				ExecutablePath *string `json:"executable_path"`
+			}
+			if err := json.Unmarshal(b, &rec); err != nil {
+				t.Fatalf("owner record %s: %v", b, err)
+			}
+			if rec.ExecutablePath == nil || *rec.ExecutablePath != tc.want {
+				t.Fatalf("want executable_path %s, have %s", tc.want, b)
+			}
+		})
 	}
 }
