@@ -126,7 +126,7 @@ func TestReserveRunSupervisorSIGKILLKeepsTheRunInFlight(t *testing.T) {
 	waitFor(t, "child pid", func() bool { return exists(pidFile) })
 	b, _ := os.ReadFile(pidFile)
 	childPid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	p.cmd.Process.Kill()
+	p.Cmd.Process.Kill()
 	p.wait(t)
 
 	have, retry := runLW(t, env, "reserve", "run", "job", "--", "sh", "-c", "echo run >> "+witness)

@@ -39,7 +39,7 @@ func TestSessionRunRacersWithDifferentInstancesOneRuns(t *testing.T) {
 	waitFor(t, "one racer to be refused", func() bool {
 		for _, p := range ps {
 			select {
-			case <-p.done:
+			case <-p.Done():
 				return true
 			default:
 			}
@@ -89,7 +89,7 @@ func TestSessionRunSupervisorSIGKILLKeepsTheOwnerLive(t *testing.T) {
 	waitFor(t, "child pid", func() bool { return exists(pidFile) })
 	b, _ := os.ReadFile(pidFile)
 	childPid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	p.cmd.Process.Kill()
+	p.Cmd.Process.Kill()
 	p.wait(t)
 
 	have, second := runLW(t, nil, "session", "run", testSID, "--root", root, "--epoch", "6", "--instance", "b", "--", "true")
