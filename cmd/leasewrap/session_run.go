@@ -89,7 +89,8 @@ func (c *sessionRunCmd) ownerConfig() session.LockerConfig {
 }
 
 func (c *sessionRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
-	l, err := session.NewLocker(c.ownerConfig())
+	owner := c.ownerConfig()
+	l, err := session.NewLocker(owner)
 	if err != nil {
 		if errors.Is(err, lease.ErrRefused) {
 			return err
@@ -98,7 +99,7 @@ func (c *sessionRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	}
 	cfg := c.Config(l, logger)
 	if c.Migrate != "" {
-		if cfg.Pre, err = newMigrationStep(c.ownerConfig(), l.Holder(), c.Migrate); err != nil {
+		if cfg.Pre, err = newMigrationStep(owner, l.Holder(), c.Migrate); err != nil {
 			return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 		}
 	}
