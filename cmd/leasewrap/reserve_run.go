@@ -13,10 +13,7 @@ import (
 
 // reserveRunCmd runs a command at most once per idempotency key.
 type reserveRunCmd struct {
-	Key             string `arg:"" help:"The idempotency key, e.g. export-2026-11-29."`
-	Repo            string `help:"Source repository the key is scoped to (orchestratectl's source_repo); empty = none."`
-	Branch          string `help:"Source branch the key is scoped to (orchestratectl's source_branch); empty = none."`
-	Home            string `help:"orchestratectl home (default: $ORCHESTRATECTL_HOME, else $HOME/.orchestratectl)." type:"path"`
+	reserveKeyFlags
 	RunID           string `name:"run-id" help:"Run id to reserve (default: a fresh 26-character lowercase ULID)."`
 	PublishFailures bool   `help:"Publish a failed run too, so retries replay the failure instead of running again."`
 	cli.RunFlags
