@@ -28,11 +28,9 @@ type sessionOwnersCmd struct {
 	sid session.ID
 }
 
-// check validates the session id and that a root was given. It runs in Run,
-// not in kong's Validate hook, because the admin verbs' contract is exit 2
-// for bad input and realMain cannot map a Validate failure to 2 today (kong
-// returns a nil context with a parse error, so cli.UsageCode answers 64).
-func (c *sessionOwnersCmd) check() error {
+// Validate checks the session id and that a root was given (exit 2, the
+// admin verbs' usage code, through cli.UsageCode).
+func (c *sessionOwnersCmd) Validate() error {
 	sid, err := session.ParseID(c.SID)
 	if err != nil {
 		return err
@@ -70,9 +68,6 @@ type sessionOwnerJSON struct {
 }
 
 func (c *sessionOwnersCmd) Run(streams ioStreams) error {
-	if err := c.check(); err != nil {
-		return &cli.ExitError{Code: cli.AdminError, Err: err}
-	}
 	recs, err := session.NewStore(c.Root).Inspect(c.sid)
 	if err != nil {
 		return &cli.ExitError{Code: cli.AdminError, Err: err}
