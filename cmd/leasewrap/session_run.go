@@ -15,8 +15,7 @@ import (
 
 // sessionRunCmd owns a session while a command runs.
 type sessionRunCmd struct {
-	SID       string  `arg:"" name:"sid" help:"Session id: a lowercase hyphenated UUID."`
-	Root      string  `help:"Session root directory (holding locks/ and leases/). Required unless LEASEWRAP_SESSION_ROOT is set." env:"LEASEWRAP_SESSION_ROOT" placeholder:"DIR"`
+	sessionFlags
 	Epoch     *uint32 `help:"Storage writer epoch of the owner (required; bcode's current epoch is 6). Owners of different epochs never share a session."`
 	Instance  string  `help:"Daemon instance id. Wrappers sharing --instance and --epoch may own one session at once (the protocol's re-entrant rule). Default: process-PID, unique to this invocation."`
 	Namespace string  `help:"Daemon namespace recorded in the owner record."`
@@ -40,11 +39,8 @@ Examples:
 }
 
 func (c *sessionRunCmd) Validate() error {
-	if _, err := session.ParseID(c.SID); err != nil {
+	if err := c.sessionFlags.check(); err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
-	}
-	if c.Root == "" {
-		return fmt.Errorf("%w: no session root: give --root DIR or set LEASEWRAP_SESSION_ROOT", cli.ErrUsage)
 	}
 	if c.Epoch == nil {
 		return fmt.Errorf("%w: --epoch is required (the storage writer epoch; bcode's current one is %d)", cli.ErrUsage, session.CurrentWriterEpoch)
@@ -79,7 +75,7 @@ func (c *sessionRunCmd) ownerConfig() session.LockerConfig {
 			*f.dst = session.Some(f.v)
 		}
 	}
-	cfg := session.LockerConfig{SessionID: session.MustParseID(c.SID), Root: c.Root, OwnerContext: oc}
+	cfg := session.LockerConfig{SessionID: c.sid, Root: c.Root, OwnerContext: oc}
 	if c.Wait == 0 {
 		// Try once: wait out an owner's momentary hold of the coordinator,
 		// not a maintenance hold for the seed's whole 10 s.
