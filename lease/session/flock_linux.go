@@ -79,9 +79,10 @@ func openLockFile(path string) (*os.File, error) {
 }
 
 // unsafeLock refuses a lock file someone planted (symlink, FIFO, hard
-// link): never followed, written or locked.
+// link): never followed, written or locked. It matches safefile.ErrUnsafe,
+// which the Lockers report as a refusal.
 func unsafeLock(path string, ue *safefile.UnsafeError) error {
-	return &IOError{Op: "open lock file: it " + ue.What + ", which leasewrap refuses to follow or lock; check who planted it and remove it", Path: path, Err: unix.ELOOP} // reported as a refusal
+	return &IOError{Op: "open lock file: it " + ue.What + ", which leasewrap refuses to follow or lock; check who planted it and remove it", Path: path, Err: safefile.ErrUnsafe}
 }
 
 // readRecord reads a record file. It refuses anything but a regular file

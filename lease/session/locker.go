@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"golang.org/x/sys/unix"
 	"io/fs"
 	"os"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/safefile"
 	"github.com/leasewrap/leasewrap/lease"
 	"github.com/leasewrap/leasewrap/lease/fswatch"
 )
@@ -154,7 +154,7 @@ func adaptError(kind string, sid ID, err error) error {
 		}
 	case errors.As(err, &unverifiable):
 		return fmt.Errorf("%w: %v", lease.ErrRefused, err)
-	case errors.Is(err, unix.ELOOP):
+	case errors.Is(err, safefile.ErrUnsafe):
 		return fmt.Errorf("%w: %v", lease.ErrRefused, err)
 	case errors.Is(err, ErrMissingWriterEpoch):
 		return fmt.Errorf("%w: %v: give the storage writer epoch", lease.ErrRefused, err)

@@ -2,11 +2,14 @@ package session
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/safefile"
 )
 
 // The owner record's temp name "<token>.json.tmp-<token>" is guessable
@@ -66,17 +69,13 @@ func TestLockFileRefusesPlantedFiles(t *testing.T) {
 			}()
 			select {
 			case err := <-done:
-				if !errorsIsELOOP(err) {
-					t.Errorf("want a refusal (reported as ELOOP), have %v", err)
+				var ie *IOError
+				if !errors.As(err, &ie) || !errors.Is(err, safefile.ErrUnsafe) {
+					t.Errorf("want an *IOError matching safefile.ErrUnsafe, have %v", err)
 				}
 			case <-time.After(30 * time.Second):
 				t.Fatal("openLockFile hung")
 			}
 		})
 	}
-}
-
-func errorsIsELOOP(err error) bool {
-	ie, ok := err.(*IOError)
-	return ok && ie.Err == syscall.ELOOP
 }
