@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	"github.com/leasewrap/leasewrap/internal/cli"
 	"github.com/leasewrap/leasewrap/lease/reserve"
@@ -81,10 +80,5 @@ func warnRelativeHome(logger *slog.Logger, explicit string, getenv func(string) 
 	if v == "" {
 		name, v = "HOME", getenv("HOME")
 	}
-	if v == "" || filepath.IsAbs(v) {
-		return
-	}
-	wd, _ := os.Getwd()
-	logger.Warn(name+" is relative and resolved against the working directory; processes started elsewhere use another home: set an absolute path",
-		name, v, "dir", wd, "home", resolved)
+	warnRelative(logger, name, v, "home", "home", resolved)
 }
