@@ -151,7 +151,7 @@ func TestClaimRunSurvivesSupervisorSIGKILL(t *testing.T) {
 				pidFile := filepath.Join(root, "child.pid")
 				gone := filepath.Join(root, "gone")
 				// The child outlives leasewrap until told to go.
-				script := fmt.Sprintf(`echo $$ > %s.tmp; mv %s.tmp %s; while [ ! -e %s ]; do sleep 0.02; done`, pidFile, pidFile, pidFile, gone)
+				script := pidThenHoldUntil(pidFile, gone)
 				args := []string{"claim", "run", "job", "--root", root, "--anchor", anchor}
 				if ttl != "default" {
 					args = append(args, "--ttl", ttl)

@@ -83,8 +83,16 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // and holds its lease until the test creates gone: no fixed sleep has to
 // outlast a loaded machine.
 func holdUntil(ready, gone string) string {
-	return "touch " + ready + "; while [ ! -e " + gone + " ]; do sleep 0.02; done"
+	return "touch " + ready + "; " + waitUntil(gone)
 }
+
+// pidThenHoldUntil is a child script that writes its pid to pidFile (by
+// rename, so it is never read half-written) and holds until gone exists.
+func pidThenHoldUntil(pidFile, gone string) string {
+	return "echo $$ > " + pidFile + ".tmp; mv " + pidFile + ".tmp " + pidFile + "; " + waitUntil(gone)
+}
+
+func waitUntil(gone string) string { return "while [ ! -e " + gone + " ]; do sleep 0.02; done" }
 
 func exists(path string) bool {
 	_, err := os.Stat(path)

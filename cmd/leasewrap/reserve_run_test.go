@@ -120,8 +120,7 @@ func TestReserveRunSupervisorSIGKILLKeepsTheRunInFlight(t *testing.T) {
 	_, env := reserveEnv(t)
 	dir := t.TempDir()
 	pidFile, gone, witness := filepath.Join(dir, "pid"), filepath.Join(dir, "gone"), filepath.Join(dir, "runs")
-	script := fmt.Sprintf(`echo run >> %s; echo $$ > %s.tmp; mv %s.tmp %s; while [ ! -e %s ]; do sleep 0.02; done; exit 1`,
-		witness, pidFile, pidFile, pidFile, gone)
+	script := "echo run >> " + witness + "; " + pidThenHoldUntil(pidFile, gone) + "; exit 1"
 	p := startLW(t, env, "reserve", "run", "job", "--", "sh", "-c", script)
 	waitFor(t, "child pid", func() bool { return exists(pidFile) })
 	b, _ := os.ReadFile(pidFile)

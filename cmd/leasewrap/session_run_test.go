@@ -84,7 +84,7 @@ func TestSessionRunSupervisorSIGKILLKeepsTheOwnerLive(t *testing.T) {
 	root := sessionRoot(t)
 	dir := t.TempDir()
 	pidFile, gone := filepath.Join(dir, "pid"), filepath.Join(dir, "gone")
-	script := fmt.Sprintf(`echo $$ > %s.tmp; mv %s.tmp %s; while [ ! -e %s ]; do sleep 0.02; done`, pidFile, pidFile, pidFile, gone)
+	script := pidThenHoldUntil(pidFile, gone)
 	p := startLW(t, nil, "session", "run", testSID, "--root", root, "--epoch", "6", "--instance", "a", "--", "sh", "-c", script)
 	waitFor(t, "child pid", func() bool { return exists(pidFile) })
 	b, _ := os.ReadFile(pidFile)
@@ -114,7 +114,7 @@ func TestSessionMaintenanceAndOwnersExcludeEachOther(t *testing.T) {
 	root := sessionRoot(t)
 	dir := t.TempDir()
 	ready, gone := filepath.Join(dir, "ready"), filepath.Join(dir, "gone")
-	hold := fmt.Sprintf(`touch %s; while [ ! -e %s ]; do sleep 0.02; done`, ready, gone)
+	hold := holdUntil(ready, gone)
 
 	m := startLW(t, nil, "session", "maintain", testSID, "--root", root, "--", "sh", "-c", hold)
 	waitFor(t, "maintenance child", func() bool { return exists(ready) })
