@@ -5,25 +5,21 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/leasewrap/leasewrap/internal/fdlock"
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 func TestLockPathRefusesPlantedFilesAndBoundsItsWait(t *testing.T) {
 	dir := t.TempDir()
 	victim := filepath.Join(dir, "victim")
 	os.WriteFile(victim, []byte("v"), 0o600)
-	for name, plant := range map[string]func(at string) error{
-		"symlink":  func(at string) error { return os.Symlink(victim, at) },
-		"hardlink": func(at string) error { return os.Link(victim, at) },
-		"fifo":     func(at string) error { return syscall.Mkfifo(at, 0o666) },
-	} {
+	for name, plant := range testutil.Plants() {
 		t.Run(name, func(t *testing.T) {
 			p := filepath.Join(dir, name+".lock")
-			if err := plant(p); err != nil {
+			if err := plant(victim, p); err != nil {
 				t.Fatal(err)
 			}
 			l, err := LockPath(t.Context(), p, false, 0o666, time.Millisecond, 5*time.Second)
