@@ -177,11 +177,21 @@ func (e *env) lwCmd(extraEnv []string, args ...string) *exec.Cmd {
 // lw runs leasewrap to completion (bounded by a minute).
 func (e *env) lw(extraEnv []string, args ...string) result {
 	e.t.Helper()
-	cmd := e.lwCmd(extraEnv, args...)
+	return runBounded(e.t, e.lwCmd(extraEnv, args...), nil)
+}
+
+// runBounded runs cmd to its end with its output captured; one still
+// running after a minute is SIGKILLed (the result shows that signal).
+// started, when set, is called with the pid once cmd has started.
+func runBounded(t testing.TB, cmd *exec.Cmd, started func(pid int)) result {
+	t.Helper()
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Start(); err != nil {
-		e.t.Fatalf("start leasewrap: %v", err)
+		t.Fatalf("start %s: %v", cmd.Path, err)
+	}
+	if started != nil {
+		started(cmd.Process.Pid)
 	}
 	timer := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
 	defer timer.Stop()

@@ -326,19 +326,9 @@ func (e *secEnv) runLW(dir string, env []string, args ...string) result {
 	cmd := exec.Command(e.lw, args...)
 	cmd.Dir = dir
 	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + e.base, "LEASEWRAP_LOG_FORMAT=text"}, env...)
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
-	if pidFile := filepath.Join(e.base, "lw.pid"); true {
-		os.WriteFile(pidFile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
-	}
-	timer := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
-	defer timer.Stop()
-	err := cmd.Wait()
-	r := resultOf(cmd, err, out.String(), stderr.String())
-	os.Remove(filepath.Join(e.base, "lw.pid"))
+	pidFile := filepath.Join(e.base, "lw.pid") // for the swapping attacker
+	r := runBounded(e.t, cmd, func(pid int) { os.WriteFile(pidFile, []byte(strconv.Itoa(pid)), 0o644) })
+	os.Remove(pidFile)
 	if r.signal == syscall.SIGKILL {
 		e.t.Fatalf("leasewrap hung (killed after a minute):\n%s", r)
 	}
@@ -628,12 +618,7 @@ func TestEventsLogNotWritableIsSkippedAtOnce(t *testing.T) {
 	cmd.Dir = job
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + job, "LEASEWRAP_LOG_FORMAT=text"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: attackerUID, Gid: attackerUID}}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	timer := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
-	err := cmd.Run()
-	timer.Stop()
-	r := resultOf(cmd, err, "", stderr.String())
+	r := runBounded(t, cmd, nil)
 	if r.code != 0 {
 		t.Fatalf("want the job's own exit 0, have\n%s", r)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/leasewrap/leasewrap/internal/cli"
@@ -70,12 +69,10 @@ func (c *claimRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	if holder == "" {
 		holder = cli.DefaultHolder()
 	}
-	if r := os.Getenv("FNO_CLAIMS_ROOT"); c.Root == "" && r != "" && !filepath.IsAbs(r) {
+	if c.Root == "" {
 		// The protocol resolves it against the working directory, as the
 		// Python reference does; a cron job and a shell then disagree.
-		wd, _ := os.Getwd()
-		logger.Warn("FNO_CLAIMS_ROOT is relative and resolved against the working directory; processes started elsewhere use another root: set an absolute path",
-			"FNO_CLAIMS_ROOT", r, "dir", wd)
+		warnRelative(logger, "FNO_CLAIMS_ROOT", os.Getenv("FNO_CLAIMS_ROOT"), "root")
 	}
 	l, err := claim.NewLocker(claim.LockerConfig{
 		Key: c.Key, Holder: holder, Root: c.Root, TTL: c.TTL, Reason: c.Reason, Metadata: c.meta, Logger: logger,

@@ -88,7 +88,7 @@ func TestClaimRunConflictUsageAndNotFound(t *testing.T) {
 	if exists(claimFile(root, "other")) {
 		t.Fatal("a refused invocation left a claim behind")
 	}
-	holder.cmd.Process.Signal(syscall.SIGTERM)
+	holder.Cmd.Process.Signal(syscall.SIGTERM)
 	if have := holder.wait(t); have != 143 {
 		t.Fatalf("holder: want 143 (sleep killed by the forwarded TERM), have %d", have)
 	}
@@ -112,7 +112,7 @@ func TestClaimRunForwardsSignalsAndReleasesAfterTheChild(t *testing.T) {
 				claimFile(root, "job"), ready)
 			p := startLW(t, env, "claim", "run", "job", "--root", root, "--anchor", anchor, "--", "sh", "-c", script)
 			waitFor(t, "child ready", func() bool { return exists(ready) })
-			p.cmd.Process.Signal(syscall.SIGTERM)
+			p.Cmd.Process.Signal(syscall.SIGTERM)
 			if have := p.wait(t); have != 42 {
 				t.Fatalf("want the child's 42, have %d\n%s", have, &p.stderr)
 			}
@@ -151,7 +151,7 @@ func TestClaimRunSurvivesSupervisorSIGKILL(t *testing.T) {
 				pidFile := filepath.Join(root, "child.pid")
 				gone := filepath.Join(root, "gone")
 				// The child outlives leasewrap until told to go.
-				script := fmt.Sprintf(`echo $$ > %s.tmp; mv %s.tmp %s; while [ ! -e %s ]; do sleep 0.02; done`, pidFile, pidFile, pidFile, gone)
+				script := pidThenHoldUntil(pidFile, gone)
 				args := []string{"claim", "run", "job", "--root", root, "--anchor", anchor}
 				if ttl != "default" {
 					args = append(args, "--ttl", ttl)
@@ -161,7 +161,7 @@ func TestClaimRunSurvivesSupervisorSIGKILL(t *testing.T) {
 				b, _ := os.ReadFile(pidFile)
 				childPid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 
-				p.cmd.Process.Kill()
+				p.Cmd.Process.Kill()
 				p.wait(t)
 				if !alive(childPid) {
 					t.Fatal("the child died with leasewrap; it should keep running")

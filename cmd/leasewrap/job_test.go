@@ -45,7 +45,7 @@ func TestClaimRunFencesWhileARenewalIsHeldInTheKernel(t *testing.T) {
 	ms, _ := strconv.ParseInt(string(m[1]), 10, 64)
 	expires := time.UnixMilli(ms).Add(ttl)
 
-	st := exec.Command(strace, "-f", "-qq", "-p", strconv.Itoa(p.cmd.Process.Pid), "-o", os.DevNull,
+	st := exec.Command(strace, "-f", "-qq", "-p", strconv.Itoa(p.Pid()), "-o", os.DevNull,
 		"-e", "trace=mkdir,mkdirat", "-e", "inject=mkdir,mkdirat:delay_enter=150s")
 	if err := st.Start(); err != nil {
 		t.Fatal(err)
@@ -119,7 +119,7 @@ func TestSIGTERMDuringMigrationWaitsForIt(t *testing.T) {
 	migrate := `trap 'sleep 0.3; echo migration-stopped; exit 9' TERM; touch ` + ready + `; while :; do sleep 0.05; done`
 	p := startLW(t, nil, "session", "run", testSID, "--root", root, "--epoch", "6", "--migrate", migrate, "--", "echo", "main ran")
 	waitFor(t, "the migration to run", func() bool { return exists(ready) })
-	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.Cmd.Process.Signal(syscall.SIGTERM)
 	if have := p.wait(t); have != 9 {
 		t.Fatalf("want the migration's 9, have %d\n%s%s", have, &p.stdout, &p.stderr)
 	}

@@ -44,7 +44,8 @@ Across hosts, on etcd (served by leasewrap-etcd, installed beside leasewrap):
 
 Exit codes (run verbs): the child's code; 128+N if it died of signal N;
 64 usage; 65 a record leasewrap refuses to touch; 70 internal or I/O error;
-75 lease held by another (--conflict-exit-code); 76 lease lost.`
+75 lease held by another (--conflict-exit-code); 76 lease lost; 127 or 126
+the command was not found or cannot be executed (as env(1); nothing ran).`
 
 func main() {
 	supervisor.Gate() // never returns when this process is an exec gate or a job guard

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,11 +34,13 @@ func TestMain(m *testing.M) {
 }
 
 // leasewrapCmd returns a command that runs this test binary as leasewrap
-// with args: a real, separate process.
+// with args: a real, separate process. Claims' audit events go to the
+// test's temporary directory, not ./.fno of the package, unless the test
+// appends its own FNO_EVENTS_PATH (the last one wins).
 func leasewrapCmd(t testing.TB, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), asMainEnv+"=1")
+	cmd.Env = append(os.Environ(), asMainEnv+"=1", "FNO_EVENTS_PATH="+filepath.Join(t.TempDir(), "events.jsonl"))
 	return cmd
 }
 

@@ -22,10 +22,24 @@ import (
 // tree is the whole command tree. Each kind's verbs live in their own files.
 type tree struct {
 	cli.Globals `embed:""`
-	Claim       claimCmd   `cmd:"" help:"Work claims: a lock file with PID + TTL liveness (fno claims protocol)."`
-	Reserve     reserveCmd `cmd:"" help:"Idempotency reservations: run a job at most once per key, replay its result (orchestratectl protocol)."`
-	Session     sessionCmd `cmd:"" help:"Session owner leases with flock liveness (bcode session protocol)."`
+	Claims      claimKind   `embed:""`
+	Reserves    reserveKind `embed:""`
+	Sessions    sessionKind `embed:""`
 }
+
+// The kinds, each with its one-line help, shared by the whole tree and
+// the one-kind trees.
+type (
+	claimKind struct {
+		Claim claimCmd `cmd:"" help:"Work claims: a lock file with PID + TTL liveness (fno claims protocol)."`
+	}
+	reserveKind struct {
+		Reserve reserveCmd `cmd:"" help:"Idempotency reservations: run a job at most once per key, replay its result (orchestratectl protocol)."`
+	}
+	sessionKind struct {
+		Session sessionCmd `cmd:"" help:"Session owner leases with flock liveness (bcode session protocol)."`
+	}
+)
 
 // versionCLI is the model of `leasewrap --version`.
 type versionCLI struct {
@@ -68,15 +82,15 @@ func model(args []string) (any, *cli.Globals) {
 type (
 	claimCLI struct {
 		cli.Globals `embed:""`
-		Claim       claimCmd `cmd:"" help:"Work claims: a lock file with PID + TTL liveness (fno claims protocol)."`
+		Kind        claimKind `embed:""`
 	}
 	reserveCLI struct {
 		cli.Globals `embed:""`
-		Reserve     reserveCmd `cmd:"" help:"Idempotency reservations: run a job at most once per key, replay its result (orchestratectl protocol)."`
+		Kind        reserveKind `embed:""`
 	}
 	sessionCLI struct {
 		cli.Globals `embed:""`
-		Session     sessionCmd `cmd:"" help:"Session owner leases with flock liveness (bcode session protocol)."`
+		Kind        sessionKind `embed:""`
 	}
 )
 

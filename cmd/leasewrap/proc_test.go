@@ -14,9 +14,7 @@ import (
 // pipes, so a child that outlives leasewrap cannot hold up the wait.
 type proc struct {
 	*testutil.Proc
-	cmd            *exec.Cmd
 	stdout, stderr output
-	done           <-chan struct{}
 }
 
 // output is a captured stream, read in full on each String call.
@@ -41,7 +39,7 @@ func startLW(t *testing.T, env []string, args ...string) *proc {
 // unshare) with its output captured.
 func startProc(t *testing.T, cmd *exec.Cmd) *proc {
 	t.Helper()
-	p := &proc{cmd: cmd}
+	p := &proc{}
 	dir := t.TempDir()
 	for _, o := range []*output{&p.stdout, &p.stderr} {
 		f, err := os.CreateTemp(dir, "out")
@@ -51,9 +49,8 @@ func startProc(t *testing.T, cmd *exec.Cmd) *proc {
 		t.Cleanup(func() { f.Close() })
 		o.f = f
 	}
-	p.cmd.Stdout, p.cmd.Stderr = p.stdout.f, p.stderr.f
-	p.Proc = testutil.Start(t, p.cmd)
-	p.done = p.Done()
+	cmd.Stdout, cmd.Stderr = p.stdout.f, p.stderr.f
+	p.Proc = testutil.Start(t, cmd)
 	return p
 }
 
@@ -61,12 +58,12 @@ func startProc(t *testing.T, cmd *exec.Cmd) *proc {
 func (p *proc) wait(t *testing.T) int {
 	t.Helper()
 	select {
-	case <-p.done:
+	case <-p.Done():
 	case <-time.After(30 * time.Second):
-		p.cmd.Process.Kill()
-		t.Fatalf("leasewrap %v did not exit within 30s\nstdout:\n%s\nstderr:\n%s", p.cmd.Args[1:], &p.stdout, &p.stderr)
+		p.Cmd.Process.Kill()
+		t.Fatalf("leasewrap %v did not exit within 30s\nstdout:\n%s\nstderr:\n%s", p.Cmd.Args[1:], &p.stdout, &p.stderr)
 	}
-	return p.cmd.ProcessState.ExitCode()
+	return p.Cmd.ProcessState.ExitCode()
 }
 
 // runLW runs leasewrap to completion.
@@ -86,8 +83,16 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // and holds its lease until the test creates gone: no fixed sleep has to
 // outlast a loaded machine.
 func holdUntil(ready, gone string) string {
-	return "touch " + ready + "; while [ ! -e " + gone + " ]; do sleep 0.02; done"
+	return "touch " + ready + "; " + waitUntil(gone)
 }
+
+// pidThenHoldUntil is a child script that writes its pid to pidFile (by
+// rename, so it is never read half-written) and holds until gone exists.
+func pidThenHoldUntil(pidFile, gone string) string {
+	return "echo $$ > " + pidFile + ".tmp; mv " + pidFile + ".tmp " + pidFile + "; " + waitUntil(gone)
+}
+
+func waitUntil(gone string) string { return "while [ ! -e " + gone + " ]; do sleep 0.02; done" }
 
 func exists(path string) bool {
 	_, err := os.Stat(path)

@@ -19,9 +19,9 @@ type reserveCmd struct {
 	Hash    reserveHashCmd    `cmd:"" help:"Print a key's record name (the orchestratectl key hash) and path (JSON)."`
 }
 
-// reserveKeyFlags are the key and home of every reservation admin verb.
+// reserveKeyFlags are the key and home of every reservation verb.
 type reserveKeyFlags struct {
-	Key    string `arg:"" help:"The idempotency key."`
+	Key    string `arg:"" help:"The idempotency key, e.g. export-2026-11-29."`
 	Repo   string `help:"Source repository the key is scoped to (orchestratectl's source_repo); empty = none."`
 	Branch string `help:"Source branch the key is scoped to (orchestratectl's source_branch); empty = none."`
 	Home   string `help:"orchestratectl home (default: $ORCHESTRATECTL_HOME, else $HOME/.orchestratectl)." type:"path"`

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	"github.com/leasewrap/leasewrap/internal/cli"
 	"github.com/leasewrap/leasewrap/lease/reserve"
@@ -13,10 +12,7 @@ import (
 
 // reserveRunCmd runs a command at most once per idempotency key.
 type reserveRunCmd struct {
-	Key             string `arg:"" help:"The idempotency key, e.g. export-2026-11-29."`
-	Repo            string `help:"Source repository the key is scoped to (orchestratectl's source_repo); empty = none."`
-	Branch          string `help:"Source branch the key is scoped to (orchestratectl's source_branch); empty = none."`
-	Home            string `help:"orchestratectl home (default: $ORCHESTRATECTL_HOME, else $HOME/.orchestratectl)." type:"path"`
+	reserveKeyFlags
 	RunID           string `name:"run-id" help:"Run id to reserve (default: a fresh 26-character lowercase ULID)."`
 	PublishFailures bool   `help:"Publish a failed run too, so retries replay the failure instead of running again."`
 	cli.RunFlags
@@ -84,10 +80,5 @@ func warnRelativeHome(logger *slog.Logger, explicit string, getenv func(string) 
 	if v == "" {
 		name, v = "HOME", getenv("HOME")
 	}
-	if v == "" || filepath.IsAbs(v) {
-		return
-	}
-	wd, _ := os.Getwd()
-	logger.Warn(name+" is relative and resolved against the working directory; processes started elsewhere use another home: set an absolute path",
-		name, v, "dir", wd, "home", resolved)
+	warnRelative(logger, name, v, "home", "home", resolved)
 }

@@ -120,13 +120,12 @@ func TestReserveRunSupervisorSIGKILLKeepsTheRunInFlight(t *testing.T) {
 	_, env := reserveEnv(t)
 	dir := t.TempDir()
 	pidFile, gone, witness := filepath.Join(dir, "pid"), filepath.Join(dir, "gone"), filepath.Join(dir, "runs")
-	script := fmt.Sprintf(`echo run >> %s; echo $$ > %s.tmp; mv %s.tmp %s; while [ ! -e %s ]; do sleep 0.02; done; exit 1`,
-		witness, pidFile, pidFile, pidFile, gone)
+	script := "echo run >> " + witness + "; " + pidThenHoldUntil(pidFile, gone) + "; exit 1"
 	p := startLW(t, env, "reserve", "run", "job", "--", "sh", "-c", script)
 	waitFor(t, "child pid", func() bool { return exists(pidFile) })
 	b, _ := os.ReadFile(pidFile)
 	childPid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	p.cmd.Process.Kill()
+	p.Cmd.Process.Kill()
 	p.wait(t)
 
 	have, retry := runLW(t, env, "reserve", "run", "job", "--", "sh", "-c", "echo run >> "+witness)

@@ -12,8 +12,7 @@ import (
 // sessionMaintainCmd holds a session's coordinator exclusively while a
 // command runs (an offline migration).
 type sessionMaintainCmd struct {
-	SID  string `arg:"" name:"sid" help:"Session id: a lowercase hyphenated UUID."`
-	Root string `help:"Session root directory (holding locks/ and leases/). Required unless LEASEWRAP_SESSION_ROOT is set." env:"LEASEWRAP_SESSION_ROOT" placeholder:"DIR"`
+	sessionFlags
 	cli.RunFlags
 }
 
@@ -29,17 +28,14 @@ Example:
 }
 
 func (c *sessionMaintainCmd) Validate() error {
-	if _, err := session.ParseID(c.SID); err != nil {
+	if err := c.sessionFlags.check(); err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
-	}
-	if c.Root == "" {
-		return fmt.Errorf("%w: no session root: give --root DIR or set LEASEWRAP_SESSION_ROOT", cli.ErrUsage)
 	}
 	return c.RunFlags.Check(0)
 }
 
 func (c *sessionMaintainCmd) Run(ctx context.Context, logger *slog.Logger) error {
-	mc := session.MaintenanceConfig{SessionID: session.MustParseID(c.SID), Root: c.Root, Holder: cli.DefaultHolder()}
+	mc := session.MaintenanceConfig{SessionID: c.sid, Root: c.Root, Holder: cli.DefaultHolder()}
 	if c.Wait == 0 {
 		mc.LockWait = session.TryOnceLockWait // an owner's registration is a moment, not 10 s
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -21,28 +20,13 @@ import (
 // (the liveness probe try-locks a record and releases it at once). A record
 // that cannot be read or decoded is listed with its error, never touched.
 type sessionOwnersCmd struct {
-	SID  string `arg:"" name:"sid" help:"Session id: a lowercase hyphenated UUID."`
-	Root string `help:"Session root directory (the one holding locks/ and leases/). Required unless LEASEWRAP_SESSION_ROOT is set." env:"LEASEWRAP_SESSION_ROOT" placeholder:"DIR"`
-	JSON bool   `name:"json" help:"Print a JSON array for scripts instead of a table."`
-
-	sid session.ID
+	sessionFlags
+	JSON bool `name:"json" help:"Print a JSON array for scripts instead of a table."`
 }
 
-// check validates the session id and that a root was given. It runs in Run,
-// not in kong's Validate hook, because the admin verbs' contract is exit 2
-// for bad input and realMain cannot map a Validate failure to 2 today (kong
-// returns a nil context with a parse error, so cli.UsageCode answers 64).
-func (c *sessionOwnersCmd) check() error {
-	sid, err := session.ParseID(c.SID)
-	if err != nil {
-		return err
-	}
-	c.sid = sid
-	if c.Root == "" {
-		return errors.New("no session root: give --root DIR or set LEASEWRAP_SESSION_ROOT (bcode's session root, holding locks/ and leases/)")
-	}
-	return nil
-}
+// Validate checks the session id and that a root was given (exit 2, the
+// admin verbs' usage code, through cli.UsageCode).
+func (c *sessionOwnersCmd) Validate() error { return c.sessionFlags.check() }
 
 // sessionOwnerJSON is one element of `session owners --json`. Every key is
 // always present; unknown values are null.
@@ -70,9 +54,6 @@ type sessionOwnerJSON struct {
 }
 
 func (c *sessionOwnersCmd) Run(streams ioStreams) error {
-	if err := c.check(); err != nil {
-		return &cli.ExitError{Code: cli.AdminError, Err: err}
-	}
 	recs, err := session.NewStore(c.Root).Inspect(c.sid)
 	if err != nil {
 		return &cli.ExitError{Code: cli.AdminError, Err: err}

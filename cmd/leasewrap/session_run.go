@@ -6,18 +6,16 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
-	"path/filepath"
 
 	"github.com/leasewrap/leasewrap/internal/cli"
 	"github.com/leasewrap/leasewrap/lease"
 	"github.com/leasewrap/leasewrap/lease/session"
+	"github.com/leasewrap/leasewrap/supervisor"
 )
 
 // sessionRunCmd owns a session while a command runs.
 type sessionRunCmd struct {
-	SID       string  `arg:"" name:"sid" help:"Session id: a lowercase hyphenated UUID."`
-	Root      string  `help:"Session root directory (holding locks/ and leases/). Required unless LEASEWRAP_SESSION_ROOT is set." env:"LEASEWRAP_SESSION_ROOT" placeholder:"DIR"`
+	sessionFlags
 	Epoch     *uint32 `help:"Storage writer epoch of the owner (required; bcode's current epoch is 6). Owners of different epochs never share a session."`
 	Instance  string  `help:"Daemon instance id. Wrappers sharing --instance and --epoch may own one session at once (the protocol's re-entrant rule). Default: process-PID, unique to this invocation."`
 	Namespace string  `help:"Daemon namespace recorded in the owner record."`
@@ -41,11 +39,8 @@ Examples:
 }
 
 func (c *sessionRunCmd) Validate() error {
-	if _, err := session.ParseID(c.SID); err != nil {
+	if err := c.sessionFlags.check(); err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
-	}
-	if c.Root == "" {
-		return fmt.Errorf("%w: no session root: give --root DIR or set LEASEWRAP_SESSION_ROOT", cli.ErrUsage)
 	}
 	if c.Epoch == nil {
 		return fmt.Errorf("%w: --epoch is required (the storage writer epoch; bcode's current one is %d)", cli.ErrUsage, session.CurrentWriterEpoch)
@@ -62,11 +57,15 @@ func (c *sessionRunCmd) ownerConfig() session.LockerConfig {
 	}
 	oc.DaemonInstanceID = session.Some(instance)
 	// The owner is the daemon leasewrap starts, so its executable is
-	// recorded, not leasewrap's.
-	if path, err := exec.LookPath(c.Command[0]); err == nil {
-		if abs, err := filepath.Abs(path); err == nil {
-			oc.ExecutablePath = session.Some(abs)
+	// recorded, not leasewrap's: the absolute path the supervisor will
+	// exec, found the way it finds it (a file without #! that /bin/sh
+	// runs is recorded itself). A command that cannot run records none;
+	// the supervisor refuses it before anything is acquired.
+	if path, argv, err := supervisor.Resolve(c.Command, "", nil); err == nil {
+		if len(argv) != len(c.Command) {
+			path = argv[1]
 		}
+		oc.ExecutablePath = session.Some(path)
 	}
 	for _, f := range []struct {
 		dst **string
@@ -76,7 +75,7 @@ func (c *sessionRunCmd) ownerConfig() session.LockerConfig {
 			*f.dst = session.Some(f.v)
 		}
 	}
-	cfg := session.LockerConfig{SessionID: session.MustParseID(c.SID), Root: c.Root, OwnerContext: oc}
+	cfg := session.LockerConfig{SessionID: c.sid, Root: c.Root, OwnerContext: oc}
 	if c.Wait == 0 {
 		// Try once: wait out an owner's momentary hold of the coordinator,
 		// not a maintenance hold for the seed's whole 10 s.
@@ -86,7 +85,8 @@ func (c *sessionRunCmd) ownerConfig() session.LockerConfig {
 }
 
 func (c *sessionRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
-	l, err := session.NewLocker(c.ownerConfig())
+	owner := c.ownerConfig()
+	l, err := session.NewLocker(owner)
 	if err != nil {
 		if errors.Is(err, lease.ErrRefused) {
 			return err
@@ -95,7 +95,7 @@ func (c *sessionRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	}
 	cfg := c.Config(l, logger)
 	if c.Migrate != "" {
-		if cfg.Pre, err = newMigrationStep(c.ownerConfig(), l.Holder(), c.Migrate); err != nil {
+		if cfg.Pre, err = newMigrationStep(owner, l.Holder(), c.Migrate); err != nil {
 			return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 		}
 	}

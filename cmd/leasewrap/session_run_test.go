@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -37,7 +39,7 @@ func TestSessionRunRacersWithDifferentInstancesOneRuns(t *testing.T) {
 	waitFor(t, "one racer to be refused", func() bool {
 		for _, p := range ps {
 			select {
-			case <-p.done:
+			case <-p.Done():
 				return true
 			default:
 			}
@@ -82,12 +84,12 @@ func TestSessionRunSupervisorSIGKILLKeepsTheOwnerLive(t *testing.T) {
 	root := sessionRoot(t)
 	dir := t.TempDir()
 	pidFile, gone := filepath.Join(dir, "pid"), filepath.Join(dir, "gone")
-	script := fmt.Sprintf(`echo $$ > %s.tmp; mv %s.tmp %s; while [ ! -e %s ]; do sleep 0.02; done`, pidFile, pidFile, pidFile, gone)
+	script := pidThenHoldUntil(pidFile, gone)
 	p := startLW(t, nil, "session", "run", testSID, "--root", root, "--epoch", "6", "--instance", "a", "--", "sh", "-c", script)
 	waitFor(t, "child pid", func() bool { return exists(pidFile) })
 	b, _ := os.ReadFile(pidFile)
 	childPid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	p.cmd.Process.Kill()
+	p.Cmd.Process.Kill()
 	p.wait(t)
 
 	have, second := runLW(t, nil, "session", "run", testSID, "--root", root, "--epoch", "6", "--instance", "b", "--", "true")
@@ -112,7 +114,7 @@ func TestSessionMaintenanceAndOwnersExcludeEachOther(t *testing.T) {
 	root := sessionRoot(t)
 	dir := t.TempDir()
 	ready, gone := filepath.Join(dir, "ready"), filepath.Join(dir, "gone")
-	hold := fmt.Sprintf(`touch %s; while [ ! -e %s ]; do sleep 0.02; done`, ready, gone)
+	hold := holdUntil(ready, gone)
 
 	m := startLW(t, nil, "session", "maintain", testSID, "--root", root, "--", "sh", "-c", hold)
 	waitFor(t, "maintenance child", func() bool { return exists(ready) })
@@ -207,5 +209,51 @@ func TestSessionRunRefusesBadInputAndLeavesItAlone(t *testing.T) {
 		if have, p := runLW(t, nil, "session", "run", sid, "--root", t.TempDir(), "--epoch", "6", "--", "true"); have != cli.ExitUsage {
 			t.Fatalf("session id %q: want %d, have %d\n%s", sid, cli.ExitUsage, have, &p.stderr)
 		}
+	}
+}
+
+// The owner record names the daemon's executable as the supervisor
+// executes it: a bare name found in PATH, absolute; a file without #!
+// (which /bin/sh runs) by its own path, not /bin/sh's.
+func TestSessionRunRecordsTheCommandsExecutable(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, _ = filepath.Abs(sh)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "daemon")
+	if err := os.WriteFile(script, []byte("cp \"$1\"/*.json \"$2\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		argv func(owners, out string) []string
+		want string
+	}{
+		{"in PATH", func(owners, out string) []string { return []string{"sh", "-c", `cp "$0"/*.json "$1"`, owners, out} }, sh},
+		{"without #!", func(owners, out string) []string { return []string{script, owners, out} }, script},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := sessionRoot(t)
+			out := filepath.Join(t.TempDir(), "owner.json")
+			args := append([]string{"session", "run", testSID, "--root", root, "--epoch", "6", "--"}, tc.argv(ownerDir(root), out)...)
+			if have, p := runLW(t, nil, args...); have != 0 {
+				t.Fatalf("want 0, have %d\n%s", have, &p.stderr)
+			}
+			b, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rec struct {
+				ExecutablePath *string `json:"executable_path"`
+			}
+			if err := json.Unmarshal(b, &rec); err != nil {
+				t.Fatalf("owner record %s: %v", b, err)
+			}
+			if rec.ExecutablePath == nil || *rec.ExecutablePath != tc.want {
+				t.Fatalf("want executable_path %s, have %s", tc.want, b)
+			}
+		})
 	}
 }

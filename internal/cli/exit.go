@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os/exec"
 	"strings"
 
 	"github.com/alecthomas/kong"
@@ -24,6 +22,8 @@ const (
 	ExitConflict = 75 // EX_TEMPFAIL: held by another, or not acquired within --wait
 	ExitLost     = 76 // the lease was lost while the child ran
 
+	// A command that cannot run: supervisor.ExecError's Code, decided by
+	// Resolve and the exec itself, the only places a start fails that way.
 	ExitNotExecutable = 126 // the command exists but cannot be executed (as sh, env(1))
 	ExitNotFound      = 127 // the command was not found (as sh, env(1))
 )
@@ -35,8 +35,8 @@ const (
 	AdminError = 2
 )
 
-// ExitError carries a chosen exit status out of a verb. Msg, when set, is
-// printed on stderr; a zero Msg with a nil Err prints nothing.
+// ExitError carries a chosen exit status out of a verb. Err, when set, is
+// printed on stderr; a nil Err prints nothing.
 type ExitError struct {
 	Code int
 	Err  error
@@ -104,10 +104,6 @@ func ExitCode(err error, stderr io.Writer) int {
 		return 128 + int(abort.Signal)
 	case errors.Is(err, ErrUsage):
 		return ExitUsage
-	case errors.Is(err, exec.ErrNotFound):
-		return ExitNotFound
-	case errors.Is(err, supervisor.ErrStart) && errors.Is(err, fs.ErrPermission):
-		return ExitNotExecutable
 	case errors.Is(err, lease.ErrHeld), errors.Is(err, supervisor.ErrWaitTimeout):
 		return conflict
 	case errors.Is(err, lease.ErrLost):

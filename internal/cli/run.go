@@ -62,6 +62,8 @@ func (f *RunFlags) Check(ttl time.Duration) error {
 	return nil
 }
 
+// Config is the supervisor configuration the flags describe for l; a verb
+// adds its kind's own settings (a claim's anchor mode) before Supervise.
 func (f *RunFlags) Config(l lease.Locker, logger *slog.Logger) supervisor.Config {
 	return supervisor.Config{
 		Locker:      l,
@@ -76,8 +78,8 @@ func (f *RunFlags) Config(l lease.Locker, logger *slog.Logger) supervisor.Config
 	}
 }
 
-// supervise runs the command under l. ExitCode decides the status; this
-// only logs a replay and carries --conflict-exit-code along.
+// Supervise runs cfg's command under its lease. ExitCode decides the
+// status; this only logs a replay and carries --conflict-exit-code along.
 func (f *RunFlags) Supervise(ctx context.Context, cfg supervisor.Config) error {
 	// supervisor.Run refuses a command that cannot run before anything is
 	// acquired, with env(1)'s codes (127 not found, 126 not executable); a

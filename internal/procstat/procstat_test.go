@@ -5,16 +5,14 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 func TestStartTimeOfAFreshChild(t *testing.T) {
 	before := time.Now()
-	cmd := exec.Command("sleep", "5")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	ms, err := StartMillis(cmd.Process.Pid)
+	cmd := testutil.Sleeper(t)
+	ms, err := StartMillis(cmd.Pid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,21 +20,21 @@ func TestStartTimeOfAFreshChild(t *testing.T) {
 	if d := time.UnixMilli(ms).Sub(before); d < -2*time.Second || d > 2*time.Second {
 		t.Errorf("want a start time near %v, have %v (off by %v)", before, time.UnixMilli(ms), d)
 	}
-	secs, err := StartSecs(cmd.Process.Pid)
+	secs, err := StartSecs(cmd.Pid())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if uint64(ms/1000) != secs {
 		t.Errorf("want StartSecs %d = StartMillis/1000, have %d", ms/1000, secs)
 	}
-	st, err := Read(cmd.Process.Pid)
+	st, err := Read(cmd.Pid())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.PPID != os.Getpid() {
 		t.Errorf("want ppid %d, have %d", os.Getpid(), st.PPID)
 	}
-	if !Running(cmd.Process.Pid) {
+	if !Running(cmd.Pid()) {
 		t.Error("want the sleeping child running")
 	}
 }

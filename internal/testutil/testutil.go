@@ -111,6 +111,16 @@ func start(t testing.TB, p *Proc) *Proc {
 	return p
 }
 
+// Sleeper starts a live process (sleep 60) to anchor leases and claims
+// to, holding files as its fd 3 onward; it is killed and reaped when the
+// test ends, if Kill did not end it first.
+func Sleeper(t testing.TB, files ...*os.File) *Proc {
+	t.Helper()
+	cmd := exec.Command("sleep", "60")
+	cmd.ExtraFiles = files
+	return Start(t, cmd)
+}
+
 // Pid is the process's pid.
 func (p *Proc) Pid() int { return p.Cmd.Process.Pid }
 
@@ -154,6 +164,22 @@ func (p *Proc) WaitOK(t testing.TB, within time.Duration) {
 	if err := p.Wait(t, within); err != nil {
 		t.Fatalf("pid %d (%s): want success, have %v", p.Pid(), p.Cmd.Path, err)
 	}
+}
+
+// Stop closes the process's stdin (StartPiped), which tells a helper to
+// let go of what it holds, and waits for its exit as Wait does.
+func (p *Proc) Stop(t testing.TB, within time.Duration) error {
+	t.Helper()
+	p.Stdin.Close()
+	return p.Wait(t, within)
+}
+
+// Kill SIGKILLs the process, leaving what it holds as a crash leaves it,
+// and waits for it to be reaped as Wait does.
+func (p *Proc) Kill(t testing.TB, within time.Duration) {
+	t.Helper()
+	p.Cmd.Process.Kill()
+	p.Wait(t, within)
 }
 
 // Line returns the next line of the process's stdout (StartPiped), without

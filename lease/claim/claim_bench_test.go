@@ -2,12 +2,12 @@ package claim_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/testutil"
 	"github.com/leasewrap/leasewrap/lease"
 	"github.com/leasewrap/leasewrap/lease/claim"
 )
@@ -38,17 +38,7 @@ func BenchmarkLockerAcquireFinish(b *testing.B) {
 	for _, ttl := range []time.Duration{0, time.Minute} {
 		b.Run("ttl="+ttl.String(), func(b *testing.B) {
 			l := benchLocker(b, b.TempDir(), "bench-holder", ttl)
-			ctx := context.Background()
-			b.ReportAllocs()
-			for b.Loop() {
-				ls, err := l.AcquireAnchored(ctx, os.Getpid())
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := ls.Finish(ctx, lease.Result{}); err != nil {
-					b.Fatal(err)
-				}
-			}
+			testutil.BenchAcquireFinish(b, anchoredHere(l), lease.Result{})
 		})
 	}
 }
@@ -58,19 +48,17 @@ func BenchmarkLockerAcquireFinish(b *testing.B) {
 func BenchmarkLockerAcquireHeld(b *testing.B) {
 	root := b.TempDir()
 	ctx := context.Background()
-	holder := benchLocker(b, root, "holder", 0)
-	ls, err := holder.AcquireAnchored(ctx, os.Getpid())
+	ls, err := anchoredHere(benchLocker(b, root, "holder", 0))(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer ls.Finish(ctx, lease.Result{})
-	waiter := benchLocker(b, root, "waiter", 0)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := waiter.AcquireAnchored(ctx, os.Getpid()); !errors.Is(err, lease.ErrHeld) {
-			b.Fatalf("want ErrHeld, have %v", err)
-		}
-	}
+	testutil.BenchAcquireHeld(b, anchoredHere(benchLocker(b, root, "waiter", 0)))
+}
+
+// anchoredHere acquires l's claim anchored to this process.
+func anchoredHere(l *claim.Locker) func(context.Context) (lease.Lease, error) {
+	return func(ctx context.Context) (lease.Lease, error) { return l.AcquireAnchored(ctx, os.Getpid()) }
 }
 
 // BenchmarkLockerRenew is one renewal of a TTL claim.

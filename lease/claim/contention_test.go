@@ -17,14 +17,7 @@ import (
 // --wait stopped waiting). It must be a held conflict that explains the
 // mutex, so waiting callers keep trying until the corpse is stolen.
 func TestGivingUpOnAHeldRecoveryMutexIsAnExplainedConflict(t *testing.T) {
-	c, root := newTestClaims(t)
-	c.mutexWait = 20 * time.Millisecond
-	path := lockfile(t, root, "session:x")
-	writeRecord(t, path, record(999_999, 1, nil, systemHostname()))
-	mutex := recoveryMutex(path)
-	if err := os.Mkdir(mutex, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	c, _, mutex := staleClaimUnderAMutex(t)
 	_, err := c.Acquire(t.Context(), "session:x", "pty:heir", AcquireOptions{})
 	var ce *ContendedError
 	if !errors.As(err, &ce) || !errors.Is(err, lease.ErrHeld) {
@@ -46,14 +39,7 @@ func TestGivingUpOnAHeldRecoveryMutexIsAnExplainedConflict(t *testing.T) {
 // created one too. Release now removes only under the recovery mutex,
 // re-reading inside it; when it cannot take the mutex it leaves the claim.
 func TestReleaseNeverRemovesUnderAHeldRecoveryMutex(t *testing.T) {
-	c, root := newTestClaims(t)
-	c.mutexWait = 20 * time.Millisecond
-	path := lockfile(t, root, "session:x")
-	writeRecord(t, path, record(999_999, 1, nil, systemHostname()))
-	mutex := recoveryMutex(path)
-	if err := os.Mkdir(mutex, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	c, path, mutex := staleClaimUnderAMutex(t)
 	if err := c.Release(t.Context(), "session:x", "h"); err != nil {
 		t.Fatal(err)
 	}
@@ -70,4 +56,20 @@ func TestReleaseNeverRemovesUnderAHeldRecoveryMutex(t *testing.T) {
 	if _, err := os.Stat(mutex); !os.IsNotExist(err) {
 		t.Errorf("release left its recovery mutex behind: %v", err)
 	}
+}
+
+// staleClaimUnderAMutex is claims whose session:x claim names a dead pid,
+// under a young recovery mutex without an owner (a peer killed right after
+// its mkdir); a mutex wait costs 20 ms.
+func staleClaimUnderAMutex(t *testing.T) (c *Claims, path, mutex string) {
+	t.Helper()
+	c, root := newTestClaims(t)
+	c.mutexWait = 20 * time.Millisecond
+	path = lockfile(t, root, "session:x")
+	writeRecord(t, path, record(999_999, 1, nil, systemHostname()))
+	mutex = recoveryMutex(path)
+	if err := os.Mkdir(mutex, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return c, path, mutex
 }

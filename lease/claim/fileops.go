@@ -28,24 +28,17 @@ import (
 // planted one cannot hang the reader). An I/O failure that may pass (EIO,
 // out of descriptors or memory) also matches errTransientRead.
 func readClaimFile(path string) (*Record, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0)
-	if errors.Is(err, fs.ErrNotExist) {
+	f, err := safefile.Open(path, os.O_RDONLY, 0)
+	var ue *safefile.UnsafeError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, errGoneAway
-	}
-	if errors.Is(err, syscall.ELOOP) {
-		return nil, &CorruptedError{Path: path, Reason: "is a symlink (claims are regular files; leasewrap does not follow it)"}
-	}
-	if err != nil {
+	case errors.As(err, &ue):
+		return nil, &CorruptedError{Path: path, Reason: ue.What + "; claims are regular files, and leasewrap neither follows nor reads anything else"}
+	case err != nil:
 		return nil, readFailed(path, err)
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		what := fmt.Sprintf("not a regular file (%v)", err)
-		if err == nil {
-			what = fmt.Sprintf("not a regular file (%v)", fi.Mode().Type())
-		}
-		return nil, &CorruptedError{Path: path, Reason: what}
-	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxRecordBytes+1)) // parseRecord refuses more
 	if err != nil {
 		return nil, readFailed(path, err)

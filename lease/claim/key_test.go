@@ -8,30 +8,6 @@ import (
 	"testing"
 )
 
-func TestParseTTLMsMatchesPythonUnits(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want int64
-		ok   bool
-	}{
-		{"2h", 7_200_000, true},
-		{"30m", 1_800_000, true},
-		{"3600s", 3_600_000, true},
-		{"120", 120_000, true}, // bare digits are SECONDS
-		{"  1h ", 3_600_000, true},
-		{"", 0, false},
-		{"abc", 0, false},
-		{"0", 0, false}, // non-positive rejected
-	} {
-		t.Run(tc.in, func(t *testing.T) {
-			have, ok := ParseTTLMs(tc.in)
-			if have != tc.want || ok != tc.ok {
-				t.Errorf("want %d,%v, have %d,%v", tc.want, tc.ok, have, ok)
-			}
-		})
-	}
-}
-
 func TestEncodeKeyMatchesPythonQuoteSafeEmpty(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"node:ab-1234abcd", "node%3Aab-1234abcd"},

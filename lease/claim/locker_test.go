@@ -6,12 +6,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/testutil"
 	"github.com/leasewrap/leasewrap/lease"
 )
 
@@ -33,17 +33,6 @@ func newTestLocker(t *testing.T, cfg LockerConfig) *Locker {
 		t.Fatalf("NewLocker: %v", err)
 	}
 	return l
-}
-
-// sleeper is a live process to anchor claims to.
-func sleeper(t *testing.T) *exec.Cmd {
-	t.Helper()
-	cmd := exec.Command("sleep", "60")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return cmd
 }
 
 func TestNewLockerValidates(t *testing.T) {
@@ -71,13 +60,13 @@ func TestNewLockerValidates(t *testing.T) {
 }
 
 func TestLockerAcquireRecordsAnchorPIDAndReleases(t *testing.T) {
-	child := sleeper(t)
+	child := testutil.Sleeper(t)
 	l := newTestLocker(t, LockerConfig{Key: "session:lk", Holder: "wrap:a", Reason: "test", Metadata: Metadata{{"b", 1}, {"a", "x"}}})
 	var _ lease.Anchored = l
 	if l.Kind() != "claim" || l.Key() != "session:lk" || l.Holder() != "wrap:a" {
 		t.Fatalf("identity: have %s %s %s", l.Kind(), l.Key(), l.Holder())
 	}
-	ls, err := l.AcquireAnchored(t.Context(), child.Process.Pid)
+	ls, err := l.AcquireAnchored(t.Context(), child.Pid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,8 +74,8 @@ func TestLockerAcquireRecordsAnchorPIDAndReleases(t *testing.T) {
 		t.Errorf("want no file, no env, TTL 0; have %T %v %v", ls, ls.Env(), ls.TTL())
 	}
 	st := l.claims.Status("session:lk")
-	if st.State != Live || st.Record.PID != child.Process.Pid {
-		t.Fatalf("want live claim of pid %d, have %+v", child.Process.Pid, st)
+	if st.State != Live || st.Record.PID != child.Pid() {
+		t.Fatalf("want live claim of pid %d, have %+v", child.Pid(), st)
 	}
 	if js, _ := st.Record.Metadata.MarshalJSON(); string(js) != `{"b":1,"a":"x"}` {
 		t.Errorf("want the metadata in its given order, have %s", js)
@@ -106,17 +95,17 @@ func TestLockerAcquireRecordsAnchorPIDAndReleases(t *testing.T) {
 }
 
 func TestLockerHeldAndRefused(t *testing.T) {
-	child := sleeper(t)
+	child := testutil.Sleeper(t)
 	root := t.TempDir()
 	owner := newTestLocker(t, LockerConfig{Key: "session:h", Holder: "owner", Root: root})
-	if _, err := owner.AcquireAnchored(t.Context(), child.Process.Pid); err != nil {
+	if _, err := owner.AcquireAnchored(t.Context(), child.Pid()); err != nil {
 		t.Fatal(err)
 	}
 	other := newTestLocker(t, LockerConfig{Key: "session:h", Holder: "other", Root: root})
 	_, err := other.AcquireAnchored(t.Context(), os.Getpid())
 	var held *lease.HeldError
-	if !errors.As(err, &held) || held.Holder != "owner" || held.PID != child.Process.Pid || held.Kind != "claim" {
-		t.Fatalf("want *lease.HeldError naming owner pid %d, have %v", child.Process.Pid, err)
+	if !errors.As(err, &held) || held.Holder != "owner" || held.PID != child.Pid() || held.Kind != "claim" {
+		t.Fatalf("want *lease.HeldError naming owner pid %d, have %v", child.Pid(), err)
 	}
 	path := claimFile(root, "session:c")
 	os.MkdirAll(claimsDir(root), 0o755)
@@ -129,9 +118,9 @@ func TestLockerHeldAndRefused(t *testing.T) {
 }
 
 func TestLockerRenewTTLAndLoss(t *testing.T) {
-	child := sleeper(t)
+	child := testutil.Sleeper(t)
 	l := newTestLocker(t, LockerConfig{Key: "node:ttl", Holder: "me", TTL: time.Minute})
-	ls, err := l.AcquireAnchored(t.Context(), child.Process.Pid)
+	ls, err := l.AcquireAnchored(t.Context(), child.Pid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,9 +152,9 @@ func TestLockerRenewTTLAndLoss(t *testing.T) {
 }
 
 func TestLockerPIDClaimLostWhenReanchoredOrCorrupted(t *testing.T) {
-	child := sleeper(t)
+	child := testutil.Sleeper(t)
 	l := newTestLocker(t, LockerConfig{Key: "session:p", Holder: "me"})
-	ls, err := l.AcquireAnchored(t.Context(), child.Process.Pid)
+	ls, err := l.AcquireAnchored(t.Context(), child.Pid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,19 +204,19 @@ func readClaimMust(t *testing.T, path string) *Record {
 }
 
 func TestLockerProbeReportsOnlyAVisiblyHeldClaim(t *testing.T) {
-	child := sleeper(t)
+	child := testutil.Sleeper(t)
 	root := t.TempDir()
 	other := newTestLocker(t, LockerConfig{Key: "session:p", Holder: "other", Root: root})
 	if err := other.Probe(t.Context()); err != nil {
 		t.Fatalf("free claim: want nil, have %v", err)
 	}
 	owner := newTestLocker(t, LockerConfig{Key: "session:p", Holder: "owner", Root: root})
-	if _, err := owner.AcquireAnchored(t.Context(), child.Process.Pid); err != nil {
+	if _, err := owner.AcquireAnchored(t.Context(), child.Pid()); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(claimFile(root, "session:p"))
 	var held *lease.HeldError
-	if err := other.Probe(t.Context()); !errors.As(err, &held) || held.Holder != "owner" || held.PID != child.Process.Pid {
+	if err := other.Probe(t.Context()); !errors.As(err, &held) || held.Holder != "owner" || held.PID != child.Pid() {
 		t.Fatalf("live other holder: want *lease.HeldError naming owner, have %v", err)
 	}
 	if err := owner.Probe(t.Context()); !errors.As(err, &held) || held.Holder != "owner" {
@@ -236,8 +225,7 @@ func TestLockerProbeReportsOnlyAVisiblyHeldClaim(t *testing.T) {
 	if after, _ := os.ReadFile(claimFile(root, "session:p")); string(after) != string(before) {
 		t.Fatal("Probe changed the claim file")
 	}
-	child.Process.Kill()
-	child.Wait()
+	child.Kill(t, 10*time.Second)
 	if err := other.Probe(t.Context()); err != nil {
 		t.Fatalf("stale claim: want nil (Acquire reclaims), have %v", err)
 	}
@@ -251,14 +239,14 @@ func TestLockerProbeReportsOnlyAVisiblyHeldClaim(t *testing.T) {
 // so a hand-over never waits on the events-log mutex before the child
 // starts; Finish appends it first if Started never came, keeping order.
 func TestLockerDefersTheAcquiredEventUntilStarted(t *testing.T) {
-	child := sleeper(t)
+	child := testutil.Sleeper(t)
 	events := func(root string) string {
 		b, _ := os.ReadFile(filepath.Join(root, ".fno", "events.jsonl"))
 		return string(b)
 	}
 	root := t.TempDir()
 	l := newTestLocker(t, LockerConfig{Key: "session:d", Holder: "h", Root: root})
-	ls, err := l.AcquireAnchored(t.Context(), child.Process.Pid)
+	ls, err := l.AcquireAnchored(t.Context(), child.Pid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +266,7 @@ func TestLockerDefersTheAcquiredEventUntilStarted(t *testing.T) {
 
 	root = t.TempDir()
 	l = newTestLocker(t, LockerConfig{Key: "session:d", Holder: "h", Root: root})
-	if ls, err = l.AcquireAnchored(t.Context(), child.Process.Pid); err != nil {
+	if ls, err = l.AcquireAnchored(t.Context(), child.Pid()); err != nil {
 		t.Fatal(err)
 	}
 	if err := ls.Finish(t.Context(), lease.Result{}); err != nil {
@@ -296,38 +284,37 @@ func TestLockerDefersTheAcquiredEventUntilStarted(t *testing.T) {
 // stale one is reclaimed; the protocol's Acquire still re-acquires
 // idempotently.
 func TestLockerSameHolderIsAConflict(t *testing.T) {
-	first, second := sleeper(t), sleeper(t)
+	first, second := testutil.Sleeper(t), testutil.Sleeper(t)
 	root := t.TempDir()
 	a := newTestLocker(t, LockerConfig{Key: "nightly", Holder: "nightly", Root: root})
 	b := newTestLocker(t, LockerConfig{Key: "nightly", Holder: "nightly", Root: root})
-	if _, err := a.AcquireAnchored(t.Context(), first.Process.Pid); err != nil {
+	if _, err := a.AcquireAnchored(t.Context(), first.Pid()); err != nil {
 		t.Fatal(err)
 	}
 	path := claimFile(root, "nightly")
 	before, _ := os.ReadFile(path)
 	var held *lease.HeldError
-	if _, err := b.AcquireAnchored(t.Context(), second.Process.Pid); !errors.As(err, &held) || held.PID != first.Process.Pid {
-		t.Fatalf("same holder, live: want *lease.HeldError naming pid %d, have %v", first.Process.Pid, err)
+	if _, err := b.AcquireAnchored(t.Context(), second.Pid()); !errors.As(err, &held) || held.PID != first.Pid() {
+		t.Fatalf("same holder, live: want *lease.HeldError naming pid %d, have %v", first.Pid(), err)
 	}
 	if after, _ := os.ReadFile(path); string(after) != string(before) {
 		t.Fatalf("the refused Acquire rewrote the claim:\n%s\nwas:\n%s", after, before)
 	}
 
 	// The protocol's acquire (the admin verb) keeps its idempotent re-acquire.
-	acq, err := a.claims.Acquire(t.Context(), "nightly", "nightly", AcquireOptions{PID: second.Process.Pid})
-	if err != nil || acq.Event != EventIdempotentReacquire || acq.Record.PID != second.Process.Pid {
-		t.Fatalf("protocol acquire, same holder: want an idempotent re-acquire naming pid %d, have %+v, %v", second.Process.Pid, acq, err)
+	acq, err := a.claims.Acquire(t.Context(), "nightly", "nightly", AcquireOptions{PID: second.Pid()})
+	if err != nil || acq.Event != EventIdempotentReacquire || acq.Record.PID != second.Pid() {
+		t.Fatalf("protocol acquire, same holder: want an idempotent re-acquire naming pid %d, have %+v, %v", second.Pid(), acq, err)
 	}
 
 	// Stale under the same holder name: reclaimed, not re-acquired.
-	second.Process.Kill()
-	second.Wait()
-	ls, err := b.AcquireAnchored(t.Context(), first.Process.Pid)
+	second.Kill(t, 10*time.Second)
+	ls, err := b.AcquireAnchored(t.Context(), first.Pid())
 	if err != nil {
 		t.Fatalf("same holder, stale: want a reclaim, have %v", err)
 	}
-	if got := readClaimMust(t, path); got.PID != first.Process.Pid {
-		t.Fatalf("want the claim to name pid %d, have %d", first.Process.Pid, got.PID)
+	if got := readClaimMust(t, path); got.PID != first.Pid() {
+		t.Fatalf("want the claim to name pid %d, have %d", first.Pid(), got.PID)
 	}
 	if pend := ls.(*claimLease).pending; len(pend) != 1 || pend[0].Type != EventStaleReclaimed {
 		t.Fatalf("want a stale_reclaimed event, have %+v", pend)

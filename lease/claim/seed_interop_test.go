@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/leasewrap/leasewrap/internal/seedharness"
+	"github.com/leasewrap/leasewrap/internal/testutil"
 	"github.com/leasewrap/leasewrap/lease"
 )
 
@@ -42,7 +43,7 @@ func TestSeedClaimInterop(t *testing.T) {
 			c := New(Options{Root: root, EventsDir: root, Getenv: testEnv(nil)})
 			key := "session:seed-held"
 			hold := startClaimSeed(t, bin, "acquire", root, key, "h-seed", strconv.FormatInt(ttl, 10), "0", seedClaimMetadata, "hold")
-			line := hold.Line(t)
+			line := hold.Line(t, seedharness.Within)
 			seedRec, ok := strings.CutPrefix(line, "acquired ")
 			if !ok {
 				t.Fatalf("want the seed to acquire, have %q", line)
@@ -78,8 +79,8 @@ func TestSeedClaimInterop(t *testing.T) {
 				}
 			}
 
-			hold.CloseStdin()
-			if line := hold.Line(t); line != "released" {
+			hold.Stdin.Close()
+			if line := hold.Line(t, seedharness.Within); line != "released" {
 				t.Fatalf("want the seed to release, have %q", line)
 			}
 			if st := c.Status(key); st.State != Free {
@@ -203,7 +204,7 @@ func runClaimSeed(t *testing.T, bin string, args ...string) (string, int) {
 
 // startClaimSeed starts a seed command that holds its claim until stdin
 // closes.
-func startClaimSeed(t *testing.T, bin string, args ...string) *seedharness.Proc {
+func startClaimSeed(t *testing.T, bin string, args ...string) *testutil.Proc {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = claimSeedEnv()

@@ -2,12 +2,13 @@ package reserve
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 func TestMaterializerLiveness(t *testing.T) {
@@ -105,13 +106,9 @@ func TestCreatorLiveness(t *testing.T) {
 
 func TestProcessStartSecs(t *testing.T) {
 	before := time.Now().Unix()
-	cmd := exec.Command("sleep", "5")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	cmd := testutil.Sleeper(t)
 	after := time.Now().Unix()
-	have, err := ProcessStartSecs(cmd.Process.Pid)
+	have, err := ProcessStartSecs(cmd.Pid())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -205,8 +205,7 @@ func TestLockerReclaimsAfterCreatorIsKilled(t *testing.T) {
 	staging := l.store.Layout().StagingDir(old)
 	os.MkdirAll(filepath.Join(staging, "partial"), 0o755)
 
-	h.Cmd.Process.Kill()
-	h.Wait(t, helperWait)
+	h.Kill(t, helperWait)
 	rl := acquire(t, l)
 	defer rl.ml.Close()
 	if rl.RunID() == old {
@@ -233,8 +232,7 @@ func TestLockerInheritedLeaseOutlivesCreator(t *testing.T) {
 	gpid, _ := strconv.Atoi(f[2])
 	grand, _ := os.FindProcess(gpid)
 	defer grand.Kill()
-	h.Cmd.Process.Kill()
-	h.Wait(t, helperWait)
+	h.Kill(t, helperWait)
 	l := newTestLocker(t, home, func(c *LockerConfig) { c.Repo, c.Branch = "", "" })
 	if _, err := l.Acquire(context.Background()); !errors.Is(err, lease.ErrHeld) {
 		t.Fatalf("creator dead but grandchild holds the lease: want ErrHeld, have %v", err)

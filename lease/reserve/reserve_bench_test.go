@@ -3,8 +3,10 @@ package reserve_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 
+	"github.com/leasewrap/leasewrap/internal/testutil"
 	"github.com/leasewrap/leasewrap/lease"
 	"github.com/leasewrap/leasewrap/lease/reserve"
 )
@@ -23,17 +25,7 @@ func benchLocker(b *testing.B, home, key string) *reserve.Locker {
 // `leasewrap reserve run` for a new key.
 func BenchmarkLockerAcquireFinish(b *testing.B) {
 	l := benchLocker(b, b.TempDir(), "bench-key")
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		ls, err := l.Acquire(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := ls.Finish(ctx, lease.Result{ExitCode: 1}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	testutil.BenchAcquireFinish(b, l.Acquire, lease.Result{ExitCode: 1})
 }
 
 // BenchmarkLockerAcquirePublish reserves a fresh key per iteration and
@@ -45,7 +37,7 @@ func BenchmarkLockerAcquirePublish(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		i++
-		l := benchLocker(b, home, "bench-key-"+itoa(i))
+		l := benchLocker(b, home, "bench-key-"+strconv.Itoa(i))
 		ls, err := l.Acquire(ctx)
 		if err != nil {
 			b.Fatal(err)
@@ -88,24 +80,5 @@ func BenchmarkLockerAcquireHeld(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer ls.Finish(ctx, lease.Result{ExitCode: 1})
-	waiter := benchLocker(b, home, "bench-held")
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := waiter.Acquire(ctx); !errors.Is(err, lease.ErrHeld) {
-			b.Fatalf("want ErrHeld, have %v", err)
-		}
-	}
-}
-
-func itoa(i int) string {
-	if i == 0 {
-		return "0"
-	}
-	var buf [20]byte
-	n := len(buf)
-	for ; i > 0; i /= 10 {
-		n--
-		buf[n] = byte('0' + i%10)
-	}
-	return string(buf[n:])
+	testutil.BenchAcquireHeld(b, benchLocker(b, home, "bench-held").Acquire)
 }

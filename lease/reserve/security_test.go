@@ -5,19 +5,16 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 // The seed opens its deterministic temp names with O_TRUNC; leasewrap
 // creates them exclusively and writes beside whatever is planted there.
 func TestPlantedTempNamesAreNeverWrittenThrough(t *testing.T) {
-	plants := map[string]func(victim, at string) error{
-		"symlink":  func(v, at string) error { return os.Symlink(v, at) },
-		"hardlink": func(v, at string) error { return os.Link(v, at) },
-		"fifo":     func(_, at string) error { return syscall.Mkfifo(at, 0o666) },
-	}
+	plants := testutil.Plants()
 	for name, plant := range plants {
 		for _, op := range []string{"exclusive", "atomic"} {
 			t.Run(name+"/"+op, func(t *testing.T) {

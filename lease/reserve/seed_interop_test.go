@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leasewrap/leasewrap/internal/seedharness"
+	"github.com/leasewrap/leasewrap/internal/testutil"
 	"github.com/leasewrap/leasewrap/lease"
 )
 
@@ -39,7 +40,7 @@ func TestSeedReservationInterop(t *testing.T) {
 		s := NewStore(home)
 		seedRun := newInteropRunID(t)
 		hold := startReserveSeed(t, bin, home, args("reserve", seedRun, "hold")...)
-		line := hold.Line(t)
+		line := hold.Line(t, seedharness.Within)
 		seedJSON, ok := strings.CutPrefix(line, "reserved ")
 		if !ok {
 			t.Fatalf("want the seed to reserve, have %q", line)
@@ -72,7 +73,7 @@ func TestSeedReservationInterop(t *testing.T) {
 			t.Errorf("want the reservation Locker to see the seed's run in flight, have %v", err)
 		}
 
-		hold.Kill(t) // a crashed creator: its lease file stays, unlocked
+		hold.Kill(t, seedharness.Within) // a crashed creator: its lease file stays, unlocked
 		if live := CreatorLiveness(rec); live != Dead {
 			t.Fatalf("want the killed seed's creator dead, have %s", live)
 		}
@@ -97,16 +98,8 @@ func TestSeedReservationInterop(t *testing.T) {
 	t.Run("Go reservation read by the seed, its live creator respected, reclaimed when dead", func(t *testing.T) {
 		home := t.TempDir()
 		s := NewStore(home)
-		goRun := newInteropRunID(t)
-		ml, err := AcquireMaterializerLease(s.Layout(), goRun)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ml.Close()
-		rec := testInteropRecord(t, goRun, ml.Path())
-		if existing, err := s.Reserve(ctx, k, rec); err != nil || existing != nil {
-			t.Fatalf("reserve: %+v (%v)", existing, err)
-		}
+		rec, ml := reserveGoRun(t, s, k)
+		goRun := rec.RunID
 		if got, _ := runReserveSeed(t, bin, home, args("lookup")...); got != string(rec.Marshal()) {
 			t.Errorf("want the seed to read our record byte for byte\nseed: %s\nours: %s", got, rec.Marshal())
 		}
@@ -140,15 +133,8 @@ func TestSeedReservationInterop(t *testing.T) {
 	t.Run("a published run beats the seed's reclaim; releases only by run id", func(t *testing.T) {
 		home := t.TempDir()
 		s := NewStore(home)
-		goRun := newInteropRunID(t)
-		ml, err := AcquireMaterializerLease(s.Layout(), goRun)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ml.Close()
-		if _, err := s.Reserve(ctx, k, testInteropRecord(t, goRun, ml.Path())); err != nil {
-			t.Fatal(err)
-		}
+		rec, ml := reserveGoRun(t, s, k)
+		goRun := rec.RunID
 		now := time.Now()
 		m := &Manifest{RunID: goRun, KeyHash: k.Hash(), Key: k.Key, Argv: []string{"true"}, StartedAt: now, FinishedAt: now, Host: "h", Writer: ManifestWriter}
 		if err := Publish(s.Layout(), m); err != nil {
@@ -197,6 +183,23 @@ func newInteropRunID(t *testing.T) string {
 	return id
 }
 
+// reserveGoRun reserves k for a new run of this process whose
+// materializer lease it holds (closed at the test's cleanup).
+func reserveGoRun(t *testing.T, s *Store, k Key) (*Record, *MaterializerLease) {
+	t.Helper()
+	runID := newInteropRunID(t)
+	ml, err := AcquireMaterializerLease(s.Layout(), runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ml.Close() })
+	rec := testInteropRecord(t, runID, ml.Path())
+	if existing, err := s.Reserve(t.Context(), k, rec); err != nil || existing != nil {
+		t.Fatalf("reserve: %+v (%v)", existing, err)
+	}
+	return rec, ml
+}
+
 // testInteropRecord is a record created by this process, with its start
 // time, naming leasePath ("" = none).
 func testInteropRecord(t *testing.T, runID, leasePath string) *Record {
@@ -223,7 +226,7 @@ func runReserveSeed(t *testing.T, bin, home string, args ...string) (string, int
 
 // startReserveSeed starts a seed command that holds what it took until
 // stdin closes.
-func startReserveSeed(t *testing.T, bin, home string, args ...string) *seedharness.Proc {
+func startReserveSeed(t *testing.T, bin, home string, args ...string) *testutil.Proc {
 	t.Helper()
 	return seedharness.Start(t, reserveSeedCmd(bin, home, args...))
 }

@@ -27,8 +27,6 @@ const (
 func flock(f *os.File, how int) error           { return fdlock.Flock(f, how) }
 func tryLock(f *os.File, how int) (bool, error) { return fdlock.Try(f, how) }
 
-// lockBounded is lock_file_bounded: try, then poll every s.lockPoll until
-// s.lockBudget has passed (a *LockTimeoutError) or ctx ends.
 // lockFile opens (creating) the lock file at path and locks it with the
 // bounded wait; on failure nothing stays open.
 func (s *Store) lockFile(ctx context.Context, path string, how int) (*os.File, error) {
@@ -43,6 +41,8 @@ func (s *Store) lockFile(ctx context.Context, path string, how int) (*os.File, e
 	return f, nil
 }
 
+// lockBounded is lock_file_bounded: try, then poll every s.lockPoll until
+// s.lockBudget has passed (a *LockTimeoutError) or ctx ends.
 func (s *Store) lockBounded(ctx context.Context, f *os.File, path string, how int) error {
 	waited, err := fdlock.Wait(ctx, f, how, s.lockPoll, s.lockBudget, s.now)
 	switch {
@@ -79,9 +79,10 @@ func openLockFile(path string) (*os.File, error) {
 }
 
 // unsafeLock refuses a lock file someone planted (symlink, FIFO, hard
-// link): never followed, written or locked.
+// link): never followed, written or locked. It matches safefile.ErrUnsafe,
+// which the Lockers report as a refusal.
 func unsafeLock(path string, ue *safefile.UnsafeError) error {
-	return &IOError{Op: "open lock file: it " + ue.What + ", which leasewrap refuses to follow or lock; check who planted it and remove it", Path: path, Err: unix.ELOOP} // reported as a refusal
+	return &IOError{Op: "open lock file: it " + ue.What + ", which leasewrap refuses to follow or lock; check who planted it and remove it", Path: path, Err: safefile.ErrUnsafe}
 }
 
 // readRecord reads a record file. It refuses anything but a regular file
@@ -99,23 +100,9 @@ func readRecord(path string) ([]byte, error) {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is a %s, not a regular file", path, fileKind(fi.Mode()))
+		return nil, fmt.Errorf("%s is a %s, not a regular file", path, safefile.Kind(fi.Mode()))
 	}
 	return io.ReadAll(io.LimitReader(f, MaxRecordBytes+1))
-}
-
-func fileKind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "directory"
-	case m&os.ModeNamedPipe != 0:
-		return "named pipe"
-	case m&os.ModeSocket != 0:
-		return "socket"
-	case m&os.ModeDevice != 0:
-		return "device"
-	}
-	return "special file"
 }
 
 // processAlive is process_is_alive: kill(pid, 0) succeeds or fails with

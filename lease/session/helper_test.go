@@ -190,8 +190,7 @@ func helperCmd(t *testing.T, action, root string, sid ID, env ...string) *exec.C
 	return cmd
 }
 
-// testOwner is SessionLeaseOwner::new for tests.
-// testOwner is a record registered a second ago by this process: a real
+// testOwner is SessionLeaseOwner::new for tests: a record registered a second ago by this process: a real
 // registration made in the same millisecond would get the same token (and
 // path), which would make "was the old record pruned?" unanswerable.
 func testOwner(sid ID, oc OwnerContext) Owner {
@@ -209,6 +208,46 @@ func writePretty(t *testing.T, path string, o *Owner) {
 	if err := os.WriteFile(path, data, 0o666); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// placeOwner writes o at its path in s's owner directory of sid as
+// writePretty does, and returns the path.
+func placeOwner(t *testing.T, s *Store, sid ID, o *Owner) string {
+	t.Helper()
+	path := ownerDirFile(t, s, sid, o.LeaseToken+".json")
+	writePretty(t, path, o)
+	return path
+}
+
+// ownerDirFile is the path of name in s's owner directory of sid, which
+// it makes when missing.
+func ownerDirFile(t *testing.T, s *Store, sid ID, name string) string {
+	t.Helper()
+	if err := os.MkdirAll(s.OwnerDir(sid), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(s.OwnerDir(sid), name)
+}
+
+// placeDeadOwner leaves an owner of sid as a SIGKILLed daemon leaves it:
+// the record of an exited pid, its lock gone with the descriptor. It
+// returns the record's path.
+func placeDeadOwner(t *testing.T, s *Store, sid ID, oc OwnerContext, token string) string {
+	t.Helper()
+	dead := deadPID(t)
+	if processAlive(dead) {
+		t.Fatalf("want pid %d dead for the test, it is alive", dead)
+	}
+	o := testOwner(sid, oc)
+	o.LeaseToken = token + "-" + itoa(dead)
+	o.PID = dead
+	path := ownerPathOf(s, sid, &o)
+	f, err := writeOwnerRecord(path, &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	return path
 }
 
 // mustAcquire acquires or fails the test; the guard is released at cleanup.
@@ -247,6 +286,8 @@ func ownerPathOf(s *Store, sid ID, o *Owner) string {
 }
 
 func fmtUint(n uint64) string { return fmt.Sprintf("%d", n) }
+
+func itoa(n uint32) string { return fmtUint(uint64(n)) }
 
 // startHelper starts a helper process; it is killed when the test ends.
 func startHelper(t *testing.T, cmd *exec.Cmd) *testutil.Proc {

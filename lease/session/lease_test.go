@@ -124,14 +124,10 @@ func TestStaleSchemaV3RecordIsPrunedWithoutPIDEvidence(t *testing.T) {
 func TestSchemaV2OwnerPreservesConservativePIDFallback(t *testing.T) {
 	s := NewStore(t.TempDir())
 	sid := NewID()
-	if err := os.MkdirAll(s.OwnerDir(sid), 0o777); err != nil {
-		t.Fatal(err)
-	}
 	o := testOwner(sid, testContext("v2", 5))
 	o.SchemaVersion = 2
 	o.PID = uint32(os.Getpid())
-	path := ownerPathOf(s, sid, &o)
-	writePretty(t, path, &o)
+	path := placeOwner(t, s, sid, &o)
 	if have := ClassifyLiveness(path, &o); have != Live {
 		t.Fatalf("want live, have %v", have)
 	}
@@ -143,10 +139,7 @@ func TestSchemaV2OwnerPreservesConservativePIDFallback(t *testing.T) {
 func TestAbandonedPrePublishOwnerTempFileDoesNotBlockAcquisition(t *testing.T) {
 	s := NewStore(t.TempDir())
 	sid := NewID()
-	if err := os.MkdirAll(s.OwnerDir(sid), 0o777); err != nil {
-		t.Fatal(err)
-	}
-	abandoned := filepath.Join(s.OwnerDir(sid), "abandoned.json.tmp-pre-publish")
+	abandoned := ownerDirFile(t, s, sid, "abandoned.json.tmp-pre-publish")
 	if err := os.WriteFile(abandoned, []byte("partial metadata"), 0o666); err != nil {
 		t.Fatal(err)
 	}
@@ -165,14 +158,10 @@ func TestAbandonedPrePublishOwnerTempFileDoesNotBlockAcquisition(t *testing.T) {
 func TestSchemaV2ReusedLivePIDRemainsConservativelyOwned(t *testing.T) {
 	s := NewStore(t.TempDir())
 	sid := NewID()
-	if err := os.MkdirAll(s.OwnerDir(sid), 0o777); err != nil {
-		t.Fatal(err)
-	}
 	o := testOwner(sid, testContext("historical", 4))
 	o.SchemaVersion = 2
 	o.PID = uint32(os.Getpid())
-	path := ownerPathOf(s, sid, &o)
-	writePretty(t, path, &o)
+	path := placeOwner(t, s, sid, &o)
 	if have := ClassifyLiveness(path, &o); have != Live {
 		t.Fatalf("want live, have %v", have)
 	}
@@ -212,16 +201,7 @@ func TestReleaseStopAndKilledOwnerWorkflowsAllowNextOwner(t *testing.T) {
 	mustAcquire(t, s, stopSID, testContext("after-stop", 5))
 
 	killedSID := NewID()
-	dead := deadPID(t)
-	o := testOwner(killedSID, testContext("killed-daemon", 5))
-	o.LeaseToken = "killed-owner-" + itoa(dead)
-	o.PID = dead
-	deadPath := ownerPathOf(s, killedSID, &o)
-	f, err := writeOwnerRecord(deadPath, &o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Close() // the killed owner's descriptor dies with it
+	deadPath := placeDeadOwner(t, s, killedSID, testContext("killed-daemon", 5), "killed-owner")
 	mustAcquire(t, s, killedSID, testContext("after-kill", 5))
 	if exists(deadPath) {
 		t.Errorf("want the killed owner's record pruned, %s exists", deadPath)
@@ -278,19 +258,7 @@ func TestRejectsMissingStorageWriterIdentity(t *testing.T) {
 func TestPrunesDeadOwnerBeforeCompatibilityCheck(t *testing.T) {
 	s := NewStore(t.TempDir())
 	sid := NewID()
-	dead := deadPID(t)
-	if processAlive(dead) {
-		t.Fatalf("want pid %d dead for the test, it is alive", dead)
-	}
-	o := testOwner(sid, testContext("dead-incompatible", 1))
-	o.LeaseToken = "dead-owner-" + itoa(dead)
-	o.PID = dead
-	path := ownerPathOf(s, sid, &o)
-	f, err := writeOwnerRecord(path, &o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	path := placeDeadOwner(t, s, sid, testContext("dead-incompatible", 1), "dead-owner")
 	live := mustAcquire(t, s, sid, testContext("live-current", 2))
 	if exists(path) {
 		t.Errorf("want the dead owner's record removed, %s exists", path)
@@ -324,13 +292,9 @@ func TestOwnerRecordOpenErrorIsUnverifiableAndFailsClosed(t *testing.T) {
 func TestUnknownOwnerSchemaIsUnverifiableAndFailsClosed(t *testing.T) {
 	s := NewStore(t.TempDir())
 	sid := NewID()
-	if err := os.MkdirAll(s.OwnerDir(sid), 0o777); err != nil {
-		t.Fatal(err)
-	}
 	o := testOwner(sid, testContext("future", 5))
 	o.SchemaVersion = 99
-	path := ownerPathOf(s, sid, &o)
-	writePretty(t, path, &o)
+	path := placeOwner(t, s, sid, &o)
 	if have := ClassifyLiveness(path, &o); have != Unverifiable {
 		t.Fatalf("want unverifiable, have %v", have)
 	}
@@ -344,10 +308,7 @@ func TestUnknownOwnerSchemaIsUnverifiableAndFailsClosed(t *testing.T) {
 func TestMalformedOwnerMetadataFailsClosedDuringMutatingPrune(t *testing.T) {
 	s := NewStore(t.TempDir())
 	sid := NewID()
-	if err := os.MkdirAll(s.OwnerDir(sid), 0o777); err != nil {
-		t.Fatal(err)
-	}
-	malformed := filepath.Join(s.OwnerDir(sid), "malformed.json")
+	malformed := ownerDirFile(t, s, sid, "malformed.json")
 	if err := os.WriteFile(malformed, []byte("not-json"), 0o666); err != nil {
 		t.Fatal(err)
 	}
@@ -367,5 +328,3 @@ func TestAllowsDifferentStorageWriterEpochAfterGuardDrop(t *testing.T) {
 	mustAcquire(t, s, sid, testContext("old", 1)).Release()
 	mustAcquire(t, s, sid, testContext("new", 2))
 }
-
-func itoa(n uint32) string { return fmtUint(uint64(n)) }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"golang.org/x/sys/unix"
 	"io/fs"
 	"os"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/safefile"
 	"github.com/leasewrap/leasewrap/lease"
 	"github.com/leasewrap/leasewrap/lease/fswatch"
 )
@@ -44,20 +44,23 @@ type LockerConfig struct {
 // with --wait 0): a few registrations' worth, not the seed's 10 s.
 const TryOnceLockWait = 500 * time.Millisecond
 
-func (c *LockerConfig) validate() error {
-	if c.SessionID.IsZero() {
-		return fmt.Errorf("session: no session id given: %w", ErrInvalidID)
+// lockerStore checks what both Lockers need (a session id, a root, a lock
+// wait that is not negative) and returns the Store, its lock wait set.
+func lockerStore(sid ID, root string, lockWait time.Duration) (*Store, error) {
+	if sid.IsZero() {
+		return nil, fmt.Errorf("session: no session id given: %w", ErrInvalidID)
 	}
-	if c.Root == "" {
-		return errors.New("session: no root directory given (--root or LEASEWRAP_SESSION_ROOT)")
+	if root == "" {
+		return nil, errors.New("session: no root directory given (--root or LEASEWRAP_SESSION_ROOT)")
 	}
-	if c.StorageWriterEpoch == nil {
-		return fmt.Errorf("session %s: %w: give the bcode storage writer epoch (current: %d)", c.SessionID, ErrMissingWriterEpoch, CurrentWriterEpoch)
+	if lockWait < 0 {
+		return nil, fmt.Errorf("session %s: lock wait %v is negative", sid, lockWait)
 	}
-	if c.LockWait < 0 {
-		return fmt.Errorf("session %s: lock wait %v is negative", c.SessionID, c.LockWait)
+	st := NewStore(root)
+	if lockWait > 0 {
+		st.lockBudget = lockWait
 	}
-	return nil
+	return st, nil
 }
 
 // Locker takes a session owner lease (lease.Locker). It is unanchored: the
@@ -72,12 +75,12 @@ var _ lease.Locker = (*Locker)(nil)
 
 // NewLocker checks cfg (session id set, root set, writer epoch present).
 func NewLocker(cfg LockerConfig) (*Locker, error) {
-	if err := cfg.validate(); err != nil {
+	st, err := lockerStore(cfg.SessionID, cfg.Root, cfg.LockWait)
+	if err != nil {
 		return nil, err
 	}
-	st := NewStore(cfg.Root)
-	if cfg.LockWait > 0 {
-		st.lockBudget = cfg.LockWait
+	if cfg.StorageWriterEpoch == nil {
+		return nil, fmt.Errorf("session %s: %w: give the bcode storage writer epoch (current: %d)", cfg.SessionID, ErrMissingWriterEpoch, CurrentWriterEpoch)
 	}
 	return &Locker{cfg: cfg, store: st}, nil
 }
@@ -154,7 +157,7 @@ func adaptError(kind string, sid ID, err error) error {
 		}
 	case errors.As(err, &unverifiable):
 		return fmt.Errorf("%w: %v", lease.ErrRefused, err)
-	case errors.Is(err, unix.ELOOP):
+	case errors.Is(err, safefile.ErrUnsafe):
 		return fmt.Errorf("%w: %v", lease.ErrRefused, err)
 	case errors.Is(err, ErrMissingWriterEpoch):
 		return fmt.Errorf("%w: %v: give the storage writer epoch", lease.ErrRefused, err)

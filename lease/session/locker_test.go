@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/testutil"
 	"github.com/leasewrap/leasewrap/lease"
 )
 
@@ -203,18 +203,14 @@ func TestLockerMapsErrors(t *testing.T) {
 	})
 	refused := map[string]func(t *testing.T, s *Store, sid ID) string{
 		"malformed record": func(t *testing.T, s *Store, sid ID) string {
-			p := filepath.Join(s.OwnerDir(sid), "x.json")
-			os.MkdirAll(s.OwnerDir(sid), 0o777)
+			p := ownerDirFile(t, s, sid, "x.json")
 			os.WriteFile(p, []byte("not-json"), 0o666)
 			return p
 		},
 		"unknown schema": func(t *testing.T, s *Store, sid ID) string {
 			o := testOwner(sid, testContext("future", 6))
 			o.SchemaVersion = 4
-			p := ownerPathOf(s, sid, &o)
-			os.MkdirAll(s.OwnerDir(sid), 0o777)
-			writePretty(t, p, &o)
-			return p
+			return placeOwner(t, s, sid, &o)
 		},
 		"directory at a record path": func(t *testing.T, s *Store, sid ID) string {
 			p := filepath.Join(s.OwnerDir(sid), "d.json")
@@ -338,17 +334,12 @@ func TestInheritedDescriptorsOutliveLeasewrap(t *testing.T) {
 	}
 	ol := ls.(*ownerLease)
 	o := ol.Owner()
-	child := exec.Command("sleep", "30")
-	child.ExtraFiles = []*os.File{ls.(lease.FileHolder).File()}
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
+	child := testutil.Sleeper(t, ls.(lease.FileHolder).File())
 	ls.(lease.FileHolder).File().Close() // leasewrap's copy gone, as after a SIGKILL
 	if have := ClassifyLiveness(ol.Path(), &o); have != Live {
 		t.Errorf("want live while the child holds the descriptor, have %v", have)
 	}
-	child.Process.Kill()
-	child.Wait()
+	child.Kill(t, helperWait)
 	if have := ClassifyLiveness(ol.Path(), &o); have != Stale {
 		t.Errorf("want stale once the child died, have %v", have)
 	}
@@ -358,17 +349,12 @@ func TestInheritedDescriptorsOutliveLeasewrap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	child = exec.Command("sleep", "30")
-	child.ExtraFiles = []*os.File{ms.(lease.FileHolder).File()}
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
+	child = testutil.Sleeper(t, ms.(lease.FileHolder).File())
 	ms.Finish(context.Background(), lease.Result{})
 	if active, _ := s.MaintenanceIsActive(sid); !active {
 		t.Error("want maintenance active while the migration child holds the coordinator")
 	}
-	child.Process.Kill()
-	child.Wait()
+	child.Kill(t, helperWait)
 	if active, _ := s.MaintenanceIsActive(sid); active {
 		t.Error("want maintenance over once the child died")
 	}

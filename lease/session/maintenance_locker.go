@@ -36,18 +36,9 @@ var _ lease.Locker = (*MaintenanceLocker)(nil)
 
 // NewMaintenanceLocker checks cfg (session id and root set).
 func NewMaintenanceLocker(cfg MaintenanceConfig) (*MaintenanceLocker, error) {
-	if cfg.SessionID.IsZero() {
-		return nil, fmt.Errorf("session: no session id given: %w", ErrInvalidID)
-	}
-	if cfg.Root == "" {
-		return nil, errors.New("session: no root directory given (--root or LEASEWRAP_SESSION_ROOT)")
-	}
-	if cfg.LockWait < 0 {
-		return nil, fmt.Errorf("session %s: lock wait %v is negative", cfg.SessionID, cfg.LockWait)
-	}
-	st := NewStore(cfg.Root)
-	if cfg.LockWait > 0 {
-		st.lockBudget = cfg.LockWait
+	st, err := lockerStore(cfg.SessionID, cfg.Root, cfg.LockWait)
+	if err != nil {
+		return nil, err
 	}
 	return &MaintenanceLocker{cfg: cfg, store: st}, nil
 }

@@ -2,22 +2,21 @@ package session
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/safefile"
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 // The owner record's temp name "<token>.json.tmp-<token>" is guessable
 // (pid and milliseconds): whatever is planted there is left alone and the
 // record is written beside it.
 func TestOwnerRecordNeverWritesThroughAPlantedTemp(t *testing.T) {
-	plants := map[string]func(victim, at string) error{
-		"symlink":  func(v, at string) error { return os.Symlink(v, at) },
-		"hardlink": func(v, at string) error { return os.Link(v, at) },
-		"fifo":     func(_, at string) error { return syscall.Mkfifo(at, 0o666) },
-	}
+	plants := testutil.Plants()
 	for name, plant := range plants {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -48,14 +47,10 @@ func TestLockFileRefusesPlantedFiles(t *testing.T) {
 	dir := t.TempDir()
 	victim := filepath.Join(dir, "victim")
 	os.WriteFile(victim, []byte("v"), 0o600)
-	for name, plant := range map[string]func(at string) error{
-		"symlink":  func(at string) error { return os.Symlink(victim, at) },
-		"hardlink": func(at string) error { return os.Link(victim, at) },
-		"fifo":     func(at string) error { return syscall.Mkfifo(at, 0o666) },
-	} {
+	for name, plant := range testutil.Plants() {
 		t.Run(name, func(t *testing.T) {
 			p := filepath.Join(dir, name+".lock")
-			plant(p)
+			plant(victim, p)
 			done := make(chan error, 1)
 			go func() {
 				f, err := openLockFile(p)
@@ -66,17 +61,13 @@ func TestLockFileRefusesPlantedFiles(t *testing.T) {
 			}()
 			select {
 			case err := <-done:
-				if !errorsIsELOOP(err) {
-					t.Errorf("want a refusal (reported as ELOOP), have %v", err)
+				var ie *IOError
+				if !errors.As(err, &ie) || !errors.Is(err, safefile.ErrUnsafe) {
+					t.Errorf("want an *IOError matching safefile.ErrUnsafe, have %v", err)
 				}
 			case <-time.After(30 * time.Second):
 				t.Fatal("openLockFile hung")
 			}
 		})
 	}
-}
-
-func errorsIsELOOP(err error) bool {
-	ie, ok := err.(*IOError)
-	return ok && ie.Err == syscall.ELOOP
 }

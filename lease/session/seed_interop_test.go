@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/leasewrap/leasewrap/internal/seedharness"
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 // TestSeedInterop runs the seed's own Rust implementation (testdata/
@@ -26,7 +27,7 @@ func TestSeedInterop(t *testing.T) {
 		root, sid := t.TempDir(), NewID()
 		s := NewStore(root)
 		rs := startSeed(t, bin, "acquire", root, sid.String(), "rust", "6")
-		if line := rs.Line(t); !strings.HasPrefix(line, "acquired ") {
+		if line := rs.Line(t, seedharness.Within); !strings.HasPrefix(line, "acquired ") {
 			t.Fatalf("want the seed to acquire, have %q", line)
 		}
 		recs, err := s.Inspect(sid)
@@ -47,7 +48,7 @@ func TestSeedInterop(t *testing.T) {
 			t.Errorf("want the seed to see 2 owners after a re-entrant Go registration, have %v", obs)
 		}
 		same.Release()
-		rs.Stop(t)
+		rs.Stop(t, seedharness.Within)
 		if owners, _ := s.ActiveOwners(sid); len(owners) != 0 {
 			t.Errorf("want no owners after the seed released, have %d", len(owners))
 		}
@@ -74,10 +75,10 @@ func TestSeedInterop(t *testing.T) {
 		}
 		g.Release()
 		rs := startSeed(t, bin, "acquire", root, sid.String(), "rust", "6")
-		if line := rs.Line(t); !strings.HasPrefix(line, "acquired ") {
+		if line := rs.Line(t, seedharness.Within); !strings.HasPrefix(line, "acquired ") {
 			t.Fatalf("want the seed to acquire after our release, have %q", line)
 		}
-		rs.Stop(t)
+		rs.Stop(t, seedharness.Within)
 	})
 
 	t.Run("Go maintenance blocks the seed until released", func(t *testing.T) {
@@ -92,16 +93,16 @@ func TestSeedInterop(t *testing.T) {
 			t.Fatal("want the seed blocked by our maintenance, it exited")
 		}
 		m.Release()
-		if line := rs.Line(t); !strings.HasPrefix(line, "acquired ") {
+		if line := rs.Line(t, seedharness.Within); !strings.HasPrefix(line, "acquired ") {
 			t.Fatalf("want the seed to acquire after maintenance, have %q", line)
 		}
-		rs.Stop(t)
+		rs.Stop(t, seedharness.Within)
 	})
 
 	t.Run("seed maintenance blocks Go", func(t *testing.T) {
 		root, sid := t.TempDir(), NewID()
 		rs := startSeed(t, bin, "maintain", root, sid.String())
-		if line := rs.Line(t); line != "maintaining" {
+		if line := rs.Line(t, seedharness.Within); line != "maintaining" {
 			t.Fatalf("want the seed maintaining, have %q", line)
 		}
 		s := NewStore(root)
@@ -114,15 +115,15 @@ func TestSeedInterop(t *testing.T) {
 		if active, _ := s.MaintenanceIsActive(sid); !active {
 			t.Error("want maintenance seen active")
 		}
-		rs.Stop(t)
+		rs.Stop(t, seedharness.Within)
 		mustAcquire(t, s, sid, testContext("go", 6))
 	})
 
 	t.Run("killed seed owner is pruned by Go", func(t *testing.T) {
 		root, sid := t.TempDir(), NewID()
 		rs := startSeed(t, bin, "acquire", root, sid.String(), "rust", "6")
-		rs.Line(t)
-		rs.Kill(t)
+		rs.Line(t, seedharness.Within)
+		rs.Kill(t, seedharness.Within)
 		s := NewStore(root)
 		recs, _ := s.Inspect(sid)
 		if len(recs) != 1 || recs[0].Liveness != Stale {
@@ -137,7 +138,7 @@ func TestSeedInterop(t *testing.T) {
 
 // startSeed starts a seed command that holds what it took until stdin
 // closes.
-func startSeed(t *testing.T, bin string, args ...string) *seedharness.Proc {
+func startSeed(t *testing.T, bin string, args ...string) *testutil.Proc {
 	t.Helper()
 	return seedharness.Start(t, exec.Command(bin, args...))
 }

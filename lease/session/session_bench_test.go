@@ -2,9 +2,9 @@ package session_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 
+	"github.com/leasewrap/leasewrap/internal/testutil"
 	"github.com/leasewrap/leasewrap/lease"
 	"github.com/leasewrap/leasewrap/lease/session"
 )
@@ -30,17 +30,7 @@ func benchLocker(b *testing.B, root, instance string) *session.Locker {
 // the in-process part of `leasewrap session run`.
 func BenchmarkLockerAcquireFinish(b *testing.B) {
 	l := benchLocker(b, b.TempDir(), "bench")
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		ls, err := l.Acquire(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := ls.Finish(ctx, lease.Result{}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	testutil.BenchAcquireFinish(b, l.Acquire, lease.Result{})
 }
 
 // BenchmarkLockerAcquireHeld is one failed attempt on a session owned by
@@ -53,11 +43,5 @@ func BenchmarkLockerAcquireHeld(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer ls.Finish(ctx, lease.Result{})
-	waiter := benchLocker(b, root, "waiter")
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := waiter.Acquire(ctx); !errors.Is(err, lease.ErrHeld) {
-			b.Fatalf("want ErrHeld, have %v", err)
-		}
-	}
+	testutil.BenchAcquireHeld(b, benchLocker(b, root, "waiter").Acquire)
 }

@@ -3,22 +3,8 @@
 # serde_yaml_ng shim, offline from Debian's packaged crates. Normally run by
 # .ci/rust-harnesses.sh (make harnesses), which also installs the crates:
 #   ./build.sh SEEDS/003_*.txt
-# CARGO names cargo (default: ~/.cargo/bin/cargo; Debian's 1.63 is too old).
+# See .ci/harness-common.sh (CARGO names cargo).
 set -eu
-seed=${1:?seed file (003_*.txt)}
-seed=$(cd "$(dirname "$seed")" && pwd)/$(basename "$seed")
-cd "$(dirname "$0")"
-mkdir -p .cargo
-cat > .cargo/config.toml <<'TOML'
-[source.crates-io]
-replace-with = "debian"
-[source.debian]
-directory = "/usr/share/cargo/registry"
-[net]
-offline = true
-TOML
-# The seed file is "name version", a blank line, then the Rust module.
-tail -n +3 "$seed" > src/claims.rs.new
-# Replace only on change, so that a warm build is a no-op for cargo.
-if cmp -s src/claims.rs.new src/claims.rs; then rm src/claims.rs.new; else mv src/claims.rs.new src/claims.rs; fi
-"${CARGO:-$HOME/.cargo/bin/cargo}" build --quiet
+here=$(dirname "$0")
+. "$here/../../../../.ci/harness-common.sh"
+harness_build "$here" "${1:?seed file (003_*.txt)}" src/claims.rs
