@@ -187,7 +187,8 @@ func runBounded(t testing.TB, cmd *exec.Cmd, started func(pid int)) result {
 	t.Helper()
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Start(); err != nil {
+	cmd, err := startRetryingTxtBusy(cmd)
+	if err != nil {
 		t.Fatalf("start %s: %v", cmd.Path, err)
 	}
 	if started != nil {
@@ -195,7 +196,7 @@ func runBounded(t testing.TB, cmd *exec.Cmd, started func(pid int)) result {
 	}
 	timer := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
 	defer timer.Stop()
-	err := cmd.Wait()
+	err = cmd.Wait()
 	return resultOf(cmd, err, out.String(), stderr.String())
 }
 
@@ -283,3 +284,19 @@ func noOrphans(t *testing.T) {
 }
 
 func cores() int { return runtime.NumCPU() }
+
+// startRetryingTxtBusy starts cmd, retrying (with a fresh copy of it) for
+// up to a second while exec fails with ETXTBSY: a binary these tests copied
+// can still be open for writing in a child another test goroutine is
+// forking at that moment (the descriptor lives until that child's exec).
+func startRetryingTxtBusy(cmd *exec.Cmd) (*exec.Cmd, error) {
+	for i := 0; ; i++ {
+		c := &exec.Cmd{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir, Stdin: cmd.Stdin,
+			Stdout: cmd.Stdout, Stderr: cmd.Stderr, ExtraFiles: cmd.ExtraFiles, SysProcAttr: cmd.SysProcAttr}
+		err := c.Start()
+		if err == nil || !errors.Is(err, syscall.ETXTBSY) || i == 100 {
+			return c, err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

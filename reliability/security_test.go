@@ -275,7 +275,8 @@ func (e *secEnv) attack(s attackSpec) (*exec.Cmd, *bytes.Buffer) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: attackerUID, Gid: attackerUID}}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
+	cmd, err := startRetryingTxtBusy(cmd)
+	if err != nil {
 		e.t.Fatalf("start attacker: %v", err)
 	}
 	return cmd, &out
