@@ -6,13 +6,8 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"io"
 	"os"
-
-	"github.com/alecthomas/kong"
 
 	"github.com/leasewrap/leasewrap/internal/cli"
 	"github.com/leasewrap/leasewrap/supervisor"
@@ -58,65 +53,11 @@ func main() {
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// realMain parses args, configures logging once and runs the chosen verb.
-// It returns the process exit status; see cli.ExitCode.
+// realMain runs leasewrap with args; it returns the exit status.
 func realMain(args []string, stdout, stderr io.Writer) int {
 	c, g := model(args)
-	// leasewrap's own error lines follow --log-format too (JSON lines in
-	// JSON mode), also when the command line itself is refused.
-	errOut := cli.ErrorSink(cli.FormatFromArgs(args, os.Getenv), stderr)
-	parser, err := kong.New(c,
-		kong.Name("leasewrap"),
-		kong.Description(description),
-		kong.UsageOnError(),
-		kong.Vars{"version": version},
-		kong.Writers(stdout, stderr),
-		kong.Exit(func(code int) { panic(exitNow(code)) }),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true, FlagsLast: true}),
-	)
-	if err != nil {
-		fmt.Fprintf(errOut, "leasewrap: internal error building the CLI: %v\n", err)
-		return cli.ExitInternal
-	}
-	code, done := func() (code int, done bool) {
-		defer func() {
-			if r := recover(); r != nil {
-				e, ok := r.(exitNow)
-				if !ok {
-					panic(r)
-				}
-				code, done = int(e), true
-			}
-		}()
-		kctx, perr := parser.Parse(args)
-		if perr != nil {
-			var pe *kong.ParseError
-			if errors.As(perr, &pe) {
-				kctx = pe.Context // Parse returns no context on error
-			}
-			fmt.Fprintf(errOut, "leasewrap: %v\n", perr)
-			return cli.UsageCode(kctx), true
-		}
-		logger := cli.NewLogger(g, stderr)
-		ctx := context.Background()
-		kctx.BindTo(ctx, (*context.Context)(nil))
-		kctx.Bind(logger)
-		errOut = cli.ErrorSink(g.LogFormat, stderr)
-		kctx.Bind(ioStreams{Out: stdout, Err: errOut})
-		return cli.ExitCode(kctx.Run(), errOut), true
-	}()
-	if !done {
-		return cli.ExitInternal
-	}
-	return code
+	return cli.Main(c, g, description, version, args, stdout, stderr)
 }
 
-// exitNow carries kong's own exit (after --help, --version) out of Parse.
-type exitNow int
-
-// ioStreams are the process's standard output and error, bound into every
-// verb so tests can capture them.
-type ioStreams struct {
-	Out io.Writer
-	Err io.Writer
-}
+// ioStreams are the process's standard output and error (cli.IO).
+type ioStreams = cli.IO

@@ -7,13 +7,8 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"io"
 	"os"
-
-	"github.com/alecthomas/kong"
 
 	"github.com/leasewrap/leasewrap/internal/cli"
 	"github.com/leasewrap/leasewrap/supervisor"
@@ -42,57 +37,10 @@ func main() {
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-type exitNow int
-
-// ioStreams are the process's standard output and error.
-type ioStreams struct {
-	Out io.Writer
-	Err io.Writer
-}
+// ioStreams are the process's standard output and error (cli.IO).
+type ioStreams = cli.IO
 
 func realMain(args []string, stdout, stderr io.Writer) int {
 	c := &rootCmd{}
-	errOut := cli.ErrorSink(cli.FormatFromArgs(args, os.Getenv), stderr)
-	parser, err := kong.New(c,
-		kong.Name("leasewrap"),
-		kong.Description(description),
-		kong.UsageOnError(),
-		kong.Vars{"version": version},
-		kong.Writers(stdout, stderr),
-		kong.Exit(func(code int) { panic(exitNow(code)) }),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true, FlagsLast: true}),
-	)
-	if err != nil {
-		fmt.Fprintf(errOut, "leasewrap: internal error building the CLI: %v\n", err)
-		return cli.ExitInternal
-	}
-	code := cli.ExitInternal
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				e, ok := r.(exitNow)
-				if !ok {
-					panic(r)
-				}
-				code = int(e)
-			}
-		}()
-		kctx, perr := parser.Parse(args)
-		if perr != nil {
-			var pe *kong.ParseError
-			if errors.As(perr, &pe) {
-				kctx = pe.Context
-			}
-			fmt.Fprintf(errOut, "leasewrap: %v\n", perr)
-			code = cli.UsageCode(kctx)
-			return
-		}
-		logger := cli.NewLogger(&c.Globals, stderr)
-		kctx.BindTo(context.Background(), (*context.Context)(nil))
-		kctx.Bind(logger)
-		errOut = cli.ErrorSink(c.LogFormat, stderr)
-		kctx.Bind(ioStreams{Out: stdout, Err: errOut})
-		code = cli.ExitCode(kctx.Run(), errOut)
-	}()
-	return code
+	return cli.Main(c, &c.Globals, description, version, args, stdout, stderr)
 }

@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/alecthomas/kong"
+)
+
+// IO are the process's standard output and error, bound into every verb
+// (so tests can capture them); Err follows --log-format.
+type IO struct {
+	Out io.Writer
+	Err io.Writer
+}
+
+// exitNow carries kong's own exit (after --help, --version) out of Parse.
+type exitNow int
+
+// Main parses args against model (a kong command tree whose global flags
+// are g), configures logging once, runs the chosen verb and returns the
+// process's exit status (ExitCode). Verbs may ask for a context.Context,
+// the *slog.Logger and IO. leasewrap's own error lines follow --log-format
+// (JSON lines in JSON mode), also when the command line itself is refused.
+func Main(model any, g *Globals, description, version string, args []string, stdout, stderr io.Writer) int {
+	errOut := ErrorSink(FormatFromArgs(args, os.Getenv), stderr)
+	parser, err := kong.New(model,
+		kong.Name("leasewrap"),
+		kong.Description(description),
+		kong.UsageOnError(),
+		kong.Vars{"version": version},
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { panic(exitNow(code)) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, FlagsLast: true}),
+	)
+	if err != nil {
+		fmt.Fprintf(errOut, "leasewrap: internal error building the CLI: %v\n", err)
+		return ExitInternal
+	}
+	code := ExitInternal
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				e, ok := r.(exitNow)
+				if !ok {
+					panic(r)
+				}
+				code = int(e)
+			}
+		}()
+		kctx, perr := parser.Parse(args)
+		if perr != nil {
+			var pe *kong.ParseError
+			if errors.As(perr, &pe) {
+				kctx = pe.Context // Parse returns no context on error
+			}
+			fmt.Fprintf(errOut, "leasewrap: %v\n", perr)
+			code = UsageCode(kctx)
+			return
+		}
+		logger := NewLogger(g, stderr)
+		kctx.BindTo(context.Background(), (*context.Context)(nil))
+		kctx.Bind(logger)
+		errOut = ErrorSink(g.LogFormat, stderr)
+		kctx.Bind(IO{Out: stdout, Err: errOut})
+		code = ExitCode(kctx.Run(), errOut)
+	}()
+	return code
+}
