@@ -31,7 +31,8 @@ func faultCases() []faultCase {
 			cs = append(cs, faultCase{k: k, point: p, pre: "supervisor.after-anchor-before-release"})
 		}
 	}
-	cs = append(cs, faultCase{k: kindClaimPtrace, point: "supervisor.traced-before-exitkill"})
+	cs = append(cs, faultCase{k: kindClaimPtrace, point: "supervisor.traced-before-exitkill"},
+		faultCase{k: kindClaimPtrace, point: "supervisor.traced-before-stop"})
 	cs = append(cs, faultCase{k: kindClaimTTL, point: "claim.mid-renew"},
 		faultCase{k: kindClaimTTL, point: "claim.replace-after-temp-write"})
 	for _, p := range []string{"reserve.after-materializer-lease", "reserve.after-temp-write",
@@ -79,7 +80,7 @@ func TestFaultPoints(t *testing.T) {
 			if r.signal != 9 {
 				t.Fatalf("want leasewrap killed at %s, have %v", fc.point, r)
 			}
-			if fc.point == "supervisor.traced-before-exitkill" {
+			if fc.point == "supervisor.traced-before-exitkill" || fc.point == "supervisor.traced-before-stop" {
 				// The traced child is stopped at its exec's SIGTRAP when
 				// its tracer dies: the kernel detaches it and the pending
 				// SIGTRAP kills it. The command must never have run.

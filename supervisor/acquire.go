@@ -218,6 +218,13 @@ func (c *Config) attempt(ctx context.Context, j *job) (*acquired, error) {
 		c.undo(j, ls, err)
 		return nil, err
 	}
+	if ch.traced && tracedPdeathsig {
+		if err := clearPdeathsig(ch.pid); err != nil {
+			// Still safe: the command then dies with leasewrap, which
+			// ends its claim too.
+			c.Logger.Warn("could not clear the command's parent-death signal; it will not outlive leasewrap", "pid", ch.pid, "err", err)
+		}
+	}
 	if err := ch.release(); err != nil {
 		ch.kill()
 		c.undo(j, ls, err)

@@ -102,6 +102,15 @@ var errPtraceRefused = errors.New("supervisor: ptrace refused")
 // thread that forks is the tracer.
 func startTraced(cmd *exec.Cmd) (*child, error) {
 	cmd.SysProcAttr.Ptrace = true
+	if tracedPdeathsig {
+		// Until it is let go, the child dies with the thread that forked
+		// it: a leasewrap killed between the fork and the child's exec
+		// (when it is not yet stopped, and a dead tracer would leave it
+		// untraced) cannot let the command run unclaimed. The tracer
+		// clears it again before the release (clearPdeathsig), so a child
+		// running under its claim outlives leasewrap as designed.
+		cmd.SysProcAttr.Pdeathsig = unix.SIGKILL
+	}
 	if err := cmd.Start(); err != nil {
 		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOSYS) {
 			return nil, fmt.Errorf("%w: %v", errPtraceRefused, err)
@@ -109,6 +118,7 @@ func startTraced(cmd *exec.Cmd) (*child, error) {
 		return nil, startError(cmd.Path, err)
 	}
 	ch := &child{cmd: cmd, pid: cmd.Process.Pid, pgid: cmd.Process.Pid, traced: true}
+	fault.Point("supervisor.traced-before-stop") // the child may not have reached its exec yet
 	// Observe the stop at exec without consuming it (WNOWAIT): until the
 	// stop is reaped, the child's SIGTRAP stays pending, so a tracer that
 	// dies now detaches it and that SIGTRAP kills it. Reaping the stop
@@ -150,10 +160,10 @@ func startTraced(cmd *exec.Cmd) (*child, error) {
 		ch.kill()
 		return nil, fmt.Errorf("supervisor: child did not stop at exec (status %#x)", uint32(ws))
 	}
-	// Not covered: leasewrap SIGKILLed between the fork and the child's
-	// exec (about a millisecond) leaves a child that is no longer traced
-	// and runs the command with no claim recorded. --anchor gate has no
-	// such window.
+	// Without tracedPdeathsig (not amd64), leasewrap SIGKILLed between the
+	// fork and the child's exec (about a millisecond) leaves a child that
+	// is no longer traced and runs the command with no claim recorded;
+	// --anchor gate has no such window.
 	return ch, nil
 }
 
