@@ -23,10 +23,12 @@ import (
 // $KUBETEST_JOB_LOG (one write each, O_APPEND: lines of concurrent jobs do
 // not mix), stamped with CLOCK_MONOTONIC:
 //
-//	start MONO FENCE PID PPID WHO   WHO: "wrapped" or the elector's identity
-//	inc VALUE FENCE                 the guarded write went through
-//	stale FENCE STORED              the guard refused it: a later fence wrote first
-//	end MONO FENCE                  on its own end or on SIGTERM
+//	start MONO FENCE PID PPID WHO WALL   WHO: "wrapped" or the elector's identity
+//	inc VALUE FENCE                      the guarded write went through
+//	stale FENCE STORED                   the guard refused it: a later fence wrote first
+//	end MONO FENCE WALL                  on its own end or on SIGTERM
+//
+// (MONO: CLOCK_MONOTONIC, WALL: Unix time, both in nanoseconds.)
 //
 // The guarded write: read the ConfigMap $KUBETEST_JOB_CONFIGMAP (NS/NAME;
 // data "fence" and "counter"); if its fence is greater than ours, refuse;
@@ -70,8 +72,8 @@ func runJob(ctx context.Context, cs kubernetes.Interface, fence int64, who strin
 	}
 	defer f.Close()
 	logf := func(format string, a ...any) { f.WriteString(fmt.Sprintf(format, a...) + "\n") }
-	logf("start %d %d %d %d %s", kubetest.Mono(), fence, os.Getpid(), os.Getppid(), who)
-	defer func() { logf("end %d %d", kubetest.Mono(), fence) }()
+	logf("start %d %d %d %d %s %d", kubetest.Mono(), fence, os.Getpid(), os.Getppid(), who, time.Now().UnixNano())
+	defer func() { logf("end %d %d %d", kubetest.Mono(), fence, time.Now().UnixNano()) }()
 	sleep, _ := time.ParseDuration(os.Getenv(envSleep))
 	end := time.NewTimer(sleep)
 	defer end.Stop()

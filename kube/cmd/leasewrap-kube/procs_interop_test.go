@@ -1,0 +1,382 @@
+package main
+
+// Helpers of the tests against a real API server (kubetest): leasewrap-kube
+// and client-go electors (kube/internal/elector) as processes of their own.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	coordv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/leasewrap/leasewrap/kube/internal/kubetest"
+)
+
+// kproc is a leasewrap-kube or elector process in its own process group.
+type kproc struct {
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	out    bytes.Buffer // stderr (and stdout of leasewrap-kube)
+	events chan electorEvent
+	done   chan struct{}
+	code   int
+	ended  time.Time
+}
+
+// electorEvent is a line of `elector lead` (its Event type).
+type electorEvent struct {
+	Event    string `json:"event"`
+	Identity string `json:"identity"`
+	Leader   string `json:"leader"`
+	Fence    int64  `json:"fence"`
+	UnixNano int64  `json:"unix_nano"`
+	Mono     int64  `json:"mono"`
+	Error    string `json:"error"`
+}
+
+func (p *kproc) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.Write(b)
+}
+
+func (p *kproc) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
+// startProc starts bin with args and extra environment; an elector's
+// standard output is parsed into events.
+func startProc(t *testing.T, bin string, env []string, args ...string) *kproc {
+	t.Helper()
+	p := &kproc{done: make(chan struct{}), events: make(chan electorEvent, 100)}
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stderr = p
+	// Gone with the test binary, should a timeout kill it.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	var stdout io.ReadCloser
+	if len(args) > 0 && args[0] == "lead" {
+		var err error
+		if stdout, err = p.cmd.StdoutPipe(); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		p.cmd.Stdout = p
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		if stdout != nil {
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				var e electorEvent
+				if json.Unmarshal(sc.Bytes(), &e) == nil {
+					select {
+					case p.events <- e:
+					default: // nobody reads them: drop
+					}
+				}
+			}
+		}
+		p.cmd.Wait()
+		p.ended = time.Now()
+		p.code = p.cmd.ProcessState.ExitCode()
+		if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			p.code = 128 + int(ws.Signal())
+		}
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	})
+	return p
+}
+
+// wait returns the exit code, failing the test after d.
+func (p *kproc) wait(t *testing.T, d time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.done:
+		return p.code
+	case <-time.After(d):
+		t.Fatalf("%s still running after %v; output:\n%s", strings.Join(p.cmd.Args, " "), d, p.output())
+		return -1
+	}
+}
+
+// running reports whether the process has not ended.
+func (p *kproc) running() bool {
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// event waits up to d for the elector's next event of kind, skipping
+// others; it fails the test when the elector ends first.
+func (p *kproc) event(t *testing.T, kind string, d time.Duration) electorEvent {
+	t.Helper()
+	timeout := time.After(d)
+	for {
+		select {
+		case e := <-p.events:
+			if e.Event == kind {
+				return e
+			}
+		case <-p.done:
+			// Events still buffered were sent before the end.
+			for {
+				select {
+				case e := <-p.events:
+					if e.Event == kind {
+						return e
+					}
+				default:
+					t.Fatalf("elector ended (%d) without %q; stderr:\n%s", p.code, kind, p.output())
+				}
+			}
+		case <-timeout:
+			t.Fatalf("elector: no %q within %v; stderr:\n%s", kind, d, p.output())
+		}
+	}
+}
+
+// noEvent fails the test if the elector reports kind within d.
+func (p *kproc) noEvent(t *testing.T, kind string, d time.Duration) {
+	t.Helper()
+	timeout := time.After(d)
+	for {
+		select {
+		case e := <-p.events:
+			if e.Event == kind {
+				t.Fatalf("elector %s: unexpected %q (%+v)", e.Identity, kind, e)
+			}
+		case <-timeout:
+			return
+		}
+	}
+}
+
+// bins are the executables under test, built once per test binary.
+type bins struct{ lw, elector string }
+
+func build(t *testing.T) bins {
+	t.Helper()
+	return bins{lw: kubetest.Build(t, "./cmd/leasewrap-kube"), elector: kubetest.Build(t, "./internal/elector")}
+}
+
+// wrap starts `leasewrap-kube kube run NAME` as user u with flags, then
+// the command.
+func wrap(t *testing.T, b bins, s *kubetest.Server, u kubetest.User, name string, flags []string, env []string, cmd ...string) *kproc {
+	t.Helper()
+	args := []string{"kube", "run", name, "--kubeconfig", s.Kubeconfig(u), "--namespace", kubetest.Namespace}
+	args = append(append(append(args, flags...), "--"), cmd...)
+	return startProc(t, b.lw, env, args...)
+}
+
+// elect starts `elector lead` for the Lease name as the runner (the same
+// minimal Role as leasewrap's).
+func elect(t *testing.T, b bins, s *kubetest.Server, name, identity string, flags ...string) *kproc {
+	t.Helper()
+	args := []string{"lead", "--kubeconfig", s.Kubeconfig(kubetest.Runner), "--namespace", kubetest.Namespace, "--name", name, "--identity", identity}
+	return startProc(t, b.elector, nil, append(args, flags...)...)
+}
+
+// getLease reads the Lease as the admin.
+func getLease(t *testing.T, s *kubetest.Server, name string) *coordv1.Lease {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	l, err := s.Admin.CoordinationV1().Leases(kubetest.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get lease %s: %v", name, err)
+	}
+	return l
+}
+
+func holderOf(l *coordv1.Lease) string {
+	if l.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *l.Spec.HolderIdentity
+}
+
+func transitionsOf(l *coordv1.Lease) int32 {
+	if l.Spec.LeaseTransitions == nil {
+		return 0
+	}
+	return *l.Spec.LeaseTransitions
+}
+
+// waitHolder waits up to d until the Lease's holder is want.
+func waitHolder(t *testing.T, s *kubetest.Server, name, want string, d time.Duration) *coordv1.Lease {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	var last string
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		l, err := s.Admin.CoordinationV1().Leases(kubetest.Namespace).Get(ctx, name, metav1.GetOptions{})
+		cancel()
+		if err == nil {
+			if last = holderOf(l); last == want {
+				return l
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("lease %s: holder %q, want %q within %v", name, last, want, d)
+	return nil
+}
+
+// leaseWatch records every version of a Lease the admin sees, from its
+// start until the test ends.
+type leaseWatch struct {
+	mu   sync.Mutex
+	seen []coordv1.LeaseSpec
+}
+
+func watchLease(t *testing.T, s *kubetest.Server, name string) *leaseWatch {
+	t.Helper()
+	lw := &leaseWatch{}
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		first := true
+		for ctx.Err() == nil {
+			w, err := s.Admin.CoordinationV1().Leases(kubetest.Namespace).Watch(ctx, metav1.ListOptions{
+				FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(),
+			})
+			if first {
+				close(started)
+				first = false
+			}
+			if err != nil {
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+			for ev := range w.ResultChan() {
+				if l, ok := ev.Object.(*coordv1.Lease); ok && (ev.Type == watch.Added || ev.Type == watch.Modified) {
+					lw.mu.Lock()
+					lw.seen = append(lw.seen, *l.Spec.DeepCopy())
+					lw.mu.Unlock()
+				}
+			}
+		}
+	}()
+	<-started
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return lw
+}
+
+// lastRenewal is the latest renewTime among the versions held by holder.
+func (lw *leaseWatch) lastRenewal(holder string) (time.Time, int32) {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	var last time.Time
+	var dur int32
+	for _, s := range lw.seen {
+		if s.HolderIdentity != nil && *s.HolderIdentity == holder && s.RenewTime != nil && s.RenewTime.After(last) {
+			last = s.RenewTime.Time
+			if s.LeaseDurationSeconds != nil {
+				dur = *s.LeaseDurationSeconds
+			}
+		}
+	}
+	return last, dur
+}
+
+// waitFile waits up to d for path to hold something and returns it.
+func waitFile(t *testing.T, path string, d time.Duration) string {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(path); err == nil && len(b) > 0 && bytes.HasSuffix(b, []byte("\n")) {
+			return strings.TrimSpace(string(b))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%s not written within %v", path, d)
+	return ""
+}
+
+// alive reports whether pid runs (a zombie does not).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// waitGone waits up to d for pid to be gone and returns how long it took.
+func waitGone(t *testing.T, pid int, d time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for time.Since(start) < d {
+		if !alive(pid) {
+			return time.Since(start)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("pid %d still alive %v later", pid, d)
+	return 0
+}
+
+// envJob is the environment of an `elector job` child: its log, how long
+// it works, and (cm non-empty) the ConfigMap of its guarded write.
+func envJob(s *kubetest.Server, log string, sleep time.Duration, cm string) []string {
+	env := []string{"KUBETEST_JOB_LOG=" + log, "KUBETEST_JOB_SLEEP=" + sleep.String(), "KUBETEST_JOB_KUBECONFIG=" + s.Kubeconfig(kubetest.Admin)}
+	if cm != "" {
+		env = append(env, "KUBETEST_JOB_CONFIGMAP="+kubetest.Namespace+"/"+cm)
+	}
+	return env
+}
+
+// shJob is a shell job that writes its environment's LEASEWRAP_FENCE and
+// pid to file (atomically) and then runs rest.
+func shJob(file, rest string) []string {
+	return []string{"sh", "-c", fmt.Sprintf(`printf '%%s %%s\n' "$LEASEWRAP_FENCE" $$ > %s.tmp && mv %s.tmp %s && %s`, file, file, file, rest)}
+}
+
+// readShJob waits for shJob's file and returns the fence and pid.
+func readShJob(t *testing.T, file string, d time.Duration) (fence int64, pid int) {
+	t.Helper()
+	f := strings.Fields(waitFile(t, file, d))
+	if len(f) != 2 {
+		t.Fatalf("%s: want FENCE PID, have %q", file, f)
+	}
+	fence, err1 := strconv.ParseInt(f[0], 10, 64)
+	pid, err2 := strconv.Atoi(f[1])
+	if err1 != nil || err2 != nil {
+		t.Fatalf("%s: want FENCE PID, have %q", file, f)
+	}
+	return fence, pid
+}
