@@ -64,14 +64,19 @@ func TestKubeInteropElector(t *testing.T) {
 		// TTL 4 s, held for 8 s: only renewals client-go sees as changes
 		// keep the elector off.
 		lw := watchLease(t, s, "i2")
-		file := filepath.Join(t.TempDir(), "ran")
-		w := wrap(t, b, s, kubetest.Runner, "i2", []string{"--ttl", "4s", "--kill-grace", "1s", "--identity", "lw-2"}, nil, shJob(file, "sleep 8")...)
+		dir := t.TempDir()
+		file, stop := filepath.Join(dir, "ran"), filepath.Join(dir, "stop")
+		w := wrap(t, b, s, kubetest.Runner, "i2", []string{"--ttl", "4s", "--kill-grace", "1s", "--identity", "lw-2"}, nil, shJob(file, untilFile(stop))...)
 		readShJob(t, file, time.Minute)
 		e := elect(t, b, s, "i2", "elector-2", "--lease-duration", "4s", "--renew-deadline", "3s", "--retry-period", "500ms")
-		e.noEvent(t, "started-leading", 6*time.Second)
+		if l := e.event(t, "new-leader", time.Minute).Leader; l != "lw-2" {
+			t.Fatalf("the elector sees leader %q, want lw-2", l)
+		}
+		e.noEvent(t, "started-leading", 8*time.Second) // two TTLs
 		if !w.running() {
 			t.Fatalf("leasewrap ended early (%d):\n%s", w.code, w.output())
 		}
+		os.WriteFile(stop, nil, 0o644)
 		if code := w.wait(t, time.Minute); code != 0 {
 			t.Fatalf("kube run: want 0, have %d:\n%s", code, w.output())
 		}
@@ -86,10 +91,15 @@ func TestKubeInteropElector(t *testing.T) {
 	})
 
 	t.Run("RunReleasesElectorTakesOverAtOnce", func(t *testing.T) {
-		file := filepath.Join(t.TempDir(), "ran")
-		w := wrap(t, b, s, kubetest.Runner, "i3", []string{"--ttl", "30s"}, nil, shJob(file, "sleep 2")...)
+		dir := t.TempDir()
+		file, stop := filepath.Join(dir, "ran"), filepath.Join(dir, "stop")
+		w := wrap(t, b, s, kubetest.Runner, "i3", []string{"--ttl", "30s", "--identity", "lw-3"}, nil, shJob(file, untilFile(stop))...)
 		readShJob(t, file, time.Minute)
 		e := elect(t, b, s, "i3", "elector-3", "--lease-duration", "30s", "--renew-deadline", "20s", "--retry-period", "1s")
+		if l := e.event(t, "new-leader", time.Minute).Leader; l != "lw-3" {
+			t.Fatalf("the elector sees leader %q, want lw-3", l)
+		}
+		os.WriteFile(stop, nil, 0o644)
 		if code := w.wait(t, time.Minute); code != 0 {
 			t.Fatalf("kube run: want 0, have %d:\n%s", code, w.output())
 		}
@@ -152,6 +162,11 @@ func TestKubeInteropElector(t *testing.T) {
 			t.Errorf("closed port: want 69, have %d:\n%s", code, w.output())
 		}
 	})
+}
+
+// untilFile is a shell loop that ends when path exists.
+func untilFile(path string) string {
+	return fmt.Sprintf("while [ ! -e %s ]; do sleep 0.05; done", path)
 }
 
 // released reports whether holder wrote client-go's release record
