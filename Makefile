@@ -101,3 +101,16 @@ bench-etcd: build-etcd
 # The load of idle wrappers on one etcd (N=100 by default).
 idle-etcd: build-etcd
 	bash etcd/scripts/idle.sh $(ETCD_BIN) $(or $(N),100)
+
+# The kube kind lives in its own module and executable, leasewrap-kube,
+# which `leasewrap kube` executes from beside itself: client-go never enters
+# the root module nor slows the local kinds.
+.PHONY: build-kube test-kube
+KUBE_BIN ?= $(dir $(BIN))leasewrap-kube
+build: build-kube
+test: test-kube
+build-kube:
+	cd kube && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(abspath $(KUBE_BIN)) ./cmd/leasewrap-kube
+
+test-kube:
+	cd kube && $(GO) vet ./... && $(GO) test -count=1 ./...

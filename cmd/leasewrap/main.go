@@ -37,6 +37,9 @@ Across hosts, on etcd (served by leasewrap-etcd, installed beside leasewrap):
   leasewrap lock run NAME --endpoints URL -- CMD   # interoperable with etcdctl lock
   leasewrap once run KEY --endpoints URL -- CMD    # run once per key across hosts
 
+On Kubernetes (served by leasewrap-kube, installed beside leasewrap):
+  leasewrap kube run NAME -- CMD                   # a Lease, interoperable with client-go
+
 Exit codes (run verbs): the child's code; 128+N if it died of signal N;
 64 usage; 65 a record leasewrap refuses to touch; 70 internal or I/O error;
 75 lease held by another (--conflict-exit-code); 76 lease lost; 127 or 126
@@ -49,6 +52,10 @@ func main() {
 		// lock and once live in leasewrap-etcd, so the etcd client's
 		// start-up never reaches the local kinds: exec it in place.
 		os.Exit(cli.ExitCode(execEtcd(os.Args[1:]), os.Stderr)) // returns only on failure
+	}
+	if kubeVerb(os.Args[1:]) {
+		// kube lives in leasewrap-kube (client-go), exec'd in place likewise.
+		os.Exit(cli.ExitCode(execKube(os.Args[1:]), os.Stderr)) // returns only on failure
 	}
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }

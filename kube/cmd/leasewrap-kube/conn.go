@@ -1,0 +1,93 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	coordclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
+
+	"github.com/leasewrap/leasewrap/kube/kubelease"
+)
+
+// objectFlags name the Lease object and how to reach it. The connection
+// follows kubectl: --kubeconfig, else $KUBECONFIG, else ~/.kube/config;
+// in a pod without any of them, the service account (client-go's loading
+// rules do all of it, exec credential plugins and token files included).
+type objectFlags struct {
+	Name           string        `arg:"" help:"Name of the Lease object (a DNS subdomain)."`
+	Namespace      string        `short:"n" help:"Namespace of the Lease (default: the pod's own in a cluster, else the kubeconfig context's, else default)."`
+	Kubeconfig     string        `help:"Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config; in a pod without one, its service account)." type:"path"`
+	Context        string        `name:"context" help:"The kubeconfig context to use (default: its current context)."`
+	RequestTimeout time.Duration `help:"How long one API request (connecting included) may take before the API server counts as unavailable (exit 69)." default:"5s"`
+	Skew           time.Duration `help:"Clock-skew margin: a holder is live until renewTime + leaseDurationSeconds + this, by our clock." default:"5s"`
+}
+
+// check is the part of Validate that needs no connection.
+func (f *objectFlags) check() error {
+	if err := kubelease.ValidName("default", f.Name); err != nil {
+		return err
+	}
+	if f.Namespace != "" {
+		if err := kubelease.ValidName(f.Namespace, f.Name); err != nil {
+			return err
+		}
+	}
+	if f.RequestTimeout <= 0 {
+		return fmt.Errorf("--request-timeout %v must be positive", f.RequestTimeout)
+	}
+	if f.Skew < 0 {
+		return fmt.Errorf("--skew %v must not be negative", f.Skew)
+	}
+	return nil
+}
+
+// errConfig marks a kubeconfig that cannot be used (missing file, unknown
+// context, no configuration at all).
+var errConfig = errors.New("kubeconfig")
+
+// connect builds the client the loading rules describe and resolves the
+// namespace.
+func (f *objectFlags) connect() (coordclient.LeasesGetter, string, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if f.Kubeconfig != "" {
+		rules.ExplicitPath = f.Kubeconfig
+	}
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: f.Context}
+	overrides.Context.Namespace = f.Namespace
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
+	rc, err := cc.ClientConfig()
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %v (give --kubeconfig, set $KUBECONFIG, or run in a pod with a service account)", errConfig, err)
+	}
+	ns, _, err := cc.Namespace()
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: namespace: %v", errConfig, err)
+	}
+	if err := kubelease.ValidName(ns, f.Name); err != nil {
+		return nil, "", fmt.Errorf("%w: %v", errConfig, err)
+	}
+	tuneRest(rc, f.RequestTimeout)
+	cl, err := coordclient.NewForConfig(rc)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %v", errConfig, err)
+	}
+	return cl, ns, nil
+}
+
+// tuneRest bounds connecting by the request timeout (each request is
+// bounded by its own context; rest.Config.Timeout would cut watches),
+// lifts client-side throttling (a wrapper sends a request every few
+// seconds) and names leasewrap in the API server's audit log.
+func tuneRest(rc *rest.Config, timeout time.Duration) {
+	rc.Timeout = 0
+	if rc.Dial == nil {
+		rc.Dial = (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext
+	}
+	rc.QPS, rc.Burst = 50, 100
+	rc.UserAgent = "leasewrap-kube/" + version
+}

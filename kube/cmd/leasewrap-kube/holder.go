@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/leasewrap/leasewrap/internal/cli"
+	"github.com/leasewrap/leasewrap/kube/kubelease"
+)
+
+type holderCmd struct {
+	objectFlags
+}
+
+func (c *holderCmd) Help() string {
+	return `Prints the Lease's record as JSON: namespace, name, exists, holderIdentity,
+leaseDurationSeconds, acquireTime, renewTime, leaseTransitions, and held
+(a holder is named and renewTime + leaseDurationSeconds + --skew is still
+ahead, by this host's clock). Exit 0 when held, 1 when not held or absent,
+2 on error (69 the API server did not answer, 77 refused).
+
+Example:
+  leasewrap kube holder nightly-report -n jobs | jq -r .holderIdentity`
+}
+
+// Validate checks the flags before anything connects (exit 2).
+func (c *holderCmd) Validate() error { return c.objectFlags.check() }
+
+// holderJSON is the Lease's record as the holder verb prints it; the
+// field names are the Lease's own.
+type holderJSON struct {
+	Namespace            string            `json:"namespace"`
+	Name                 string            `json:"name"`
+	Exists               bool              `json:"exists"`
+	HolderIdentity       string            `json:"holderIdentity"`
+	LeaseDurationSeconds *int32            `json:"leaseDurationSeconds"`
+	AcquireTime          *metav1.MicroTime `json:"acquireTime"`
+	RenewTime            *metav1.MicroTime `json:"renewTime"`
+	LeaseTransitions     *int32            `json:"leaseTransitions"`
+	Held                 bool              `json:"held"`
+}
+
+func (c *holderCmd) Run(ctx context.Context, streams ioStreams) error {
+	cl, ns, err := c.connect()
+	if err != nil {
+		return &cli.ExitError{Code: cli.AdminError, Err: err}
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.RequestTimeout)
+	defer cancel()
+	out := holderJSON{Namespace: ns, Name: c.Name}
+	l, err := cl.Leases(ns).Get(ctx, c.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		what := fmt.Sprintf("Lease %s/%s", ns, c.Name)
+		err = kubelease.Classify(fmt.Errorf("get %s: %w", what, err), what)
+		if code := exitCoder(err); code != 0 {
+			return err
+		}
+		return &cli.ExitError{Code: cli.AdminError, Err: err}
+	default:
+		s := l.Spec
+		out.Exists = true
+		if s.HolderIdentity != nil {
+			out.HolderIdentity = *s.HolderIdentity
+		}
+		out.LeaseDurationSeconds, out.AcquireTime, out.RenewTime, out.LeaseTransitions = s.LeaseDurationSeconds, s.AcquireTime, s.RenewTime, s.LeaseTransitions
+		out.Held = kubelease.Live(s, time.Now(), c.Skew)
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return &cli.ExitError{Code: cli.AdminError, Err: err}
+	}
+	if _, err := fmt.Fprintln(streams.Out, string(b)); err != nil {
+		return &cli.ExitError{Code: cli.AdminError, Err: err}
+	}
+	if !out.Held {
+		return &cli.ExitError{Code: cli.AdminHeld}
+	}
+	return nil
+}
+
+// exitCoder is the code an error carries (69, 77), or 0.
+func exitCoder(err error) int {
+	var ec interface{ ExitCode() int }
+	if errors.As(err, &ec) {
+		return ec.ExitCode()
+	}
+	return 0
+}

@@ -1,0 +1,51 @@
+// Command leasewrap-kube is leasewrap's Kubernetes backend: `leasewrap
+// kube` executes it in place (same pid), so client-go's start-up cost stays
+// off the local kinds' path. It can also be run directly with the same
+// arguments. Its global flags, run flags, logging and exit codes are
+// leasewrap's own (internal/cli); the API errors carry their own codes, 69
+// and 77 (package kubelease).
+package main
+
+import (
+	"io"
+	"os"
+
+	"github.com/leasewrap/leasewrap/internal/cli"
+	"github.com/leasewrap/leasewrap/supervisor"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+type rootCmd struct {
+	cli.Globals `embed:""`
+	Kube        kubeCmd `cmd:"" help:"Hold a coordination.k8s.io Lease, interoperable with client-go leader election, fenced."`
+}
+
+type kubeCmd struct {
+	Run    runCmd    `cmd:"" help:"Hold the Lease NAME while running a command."`
+	Holder holderCmd `cmd:"" help:"Show the Lease NAME's holder as JSON (exit 0 held, 1 not held or absent, 2 error)."`
+}
+
+const description = `leasewrap's Kubernetes kind: a coordination.k8s.io/v1 Lease, interoperable
+with client-go leader election (resourcelock.LeaseLock), fenced.
+
+Exit codes (run verbs): the child's code; 128+N if it died of signal N;
+64 usage; 69 the API server did not answer within --request-timeout;
+70 internal error; 75 held by another (--conflict-exit-code); 76 lease lost;
+77 credentials refused (401) or RBAC forbids (403). Admin verbs: 0, 1 not
+held, 2 error (69 and 77 as above).`
+
+func main() {
+	supervisor.Gate() // never returns when this process is an exec gate or a job guard
+	cli.CatchSIGPIPE()
+	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// ioStreams are the process's standard output and error (cli.IO).
+type ioStreams = cli.IO
+
+func realMain(args []string, stdout, stderr io.Writer) int {
+	c := &rootCmd{}
+	return cli.Main(c, &c.Globals, description, version, args, stdout, stderr)
+}
