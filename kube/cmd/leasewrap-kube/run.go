@@ -123,4 +123,3 @@ func (c *runCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	cfg.HelperExe = smallHelper()
 	return c.Supervise(ctx, cfg)
 }
-
