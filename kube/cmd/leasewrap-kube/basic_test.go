@@ -1,0 +1,258 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/leasewrap/leasewrap/kube/internal/kubetest"
+)
+
+// lwRun runs the built leasewrap-kube with args to completion (bounded by
+// d) and returns its exit code and combined output.
+func lwRun(t *testing.T, bin string, d time.Duration, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("leasewrap-kube %q still running after %v:\n%s", args, d, out.String())
+	}
+	if err != nil && cmd.ProcessState == nil {
+		t.Fatal(err)
+	}
+	return cmd.ProcessState.ExitCode(), out.String()
+}
+
+// lwBackground is a leasewrap-kube run left running; wait returns its code.
+type lwBackground struct {
+	cmd  *exec.Cmd
+	out  bytes.Buffer
+	done chan struct{}
+}
+
+func lwStart(t *testing.T, bin string, args ...string) *lwBackground {
+	t.Helper()
+	b := &lwBackground{done: make(chan struct{})}
+	b.cmd = exec.Command(bin, args...)
+	b.cmd.Stdout, b.cmd.Stderr = &b.out, &b.out
+	b.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := b.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { b.cmd.Wait(); close(b.done) }()
+	t.Cleanup(func() {
+		syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
+		<-b.done
+	})
+	return b
+}
+
+func (b *lwBackground) wait(t *testing.T, d time.Duration) int {
+	t.Helper()
+	select {
+	case <-b.done:
+		return b.cmd.ProcessState.ExitCode()
+	case <-time.After(d):
+		t.Fatalf("leasewrap-kube %q still running after %v:\n%s", b.cmd.Args[1:], d, b.out.String())
+		return -1
+	}
+}
+
+// untilStop is a job that runs until the file stop exists.
+func untilStop(stop string) []string {
+	return []string{"sh", "-c", `while [ ! -e "$0" ]; do sleep 0.05; done`, stop}
+}
+
+// leaseHolder polls the Lease (as the admin) until its holder satisfies
+// ok, for up to d.
+func leaseHolder(t *testing.T, s *kubetest.Server, name string, d time.Duration, ok func(string) bool) string {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		l, err := s.Admin.CoordinationV1().Leases(kubetest.Namespace).Get(context.Background(), name, metav1.GetOptions{})
+		h := ""
+		if err == nil && l.Spec.HolderIdentity != nil {
+			h = *l.Spec.HolderIdentity
+		}
+		if ok(h) {
+			return h
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Lease %s: holder %q (err %v) still not as wanted after %v", name, h, err, d)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func envOf(t *testing.T, file string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// closedPort is a loopback address nothing listens on.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// TestAgainstAPIServer: the kind's basic contract against a real
+// kube-apiserver, as the runner (the minimal Role): acquire, run, release
+// as client-go's ReleaseOnCancel; the child's environment; a live holder
+// is a conflict (also for its own identity); kube holder's JSON and exit
+// codes; --wait takes over on release; loss on deletion; 69 and 77 with
+// nothing run.
+func TestAgainstAPIServer(t *testing.T) {
+	s := kubetest.Start(t)
+	bin := kubetest.Build(t, "./cmd/leasewrap-kube")
+	dir := t.TempDir()
+	kc := s.Kubeconfig(kubetest.Runner)
+	leases := s.Admin.CoordinationV1().Leases(kubetest.Namespace)
+	run := func(name string, flags ...string) []string {
+		return append([]string{"kube", "run", name, "--kubeconfig", kc}, flags...)
+	}
+
+	t.Run("acquire, run, release", func(t *testing.T) {
+		for i, want := range []string{"0", "1"} {
+			envFile := filepath.Join(dir, "env"+want)
+			code, out := lwRun(t, bin, time.Minute, append(run("basic", "--"), "sh", "-c", `env > "$0"`, envFile)...)
+			if code != 0 {
+				t.Fatalf("run %d: want 0, have %d:\n%s", i, code, out)
+			}
+			env := envOf(t, envFile)
+			for k, v := range map[string]string{"LEASEWRAP_KIND": "kube", "LEASEWRAP_KEY": kubetest.Namespace + "/basic", "LEASEWRAP_FENCE": want} {
+				if env[k] != v {
+					t.Errorf("run %d: want %s=%s, have %q", i, k, v, env[k])
+				}
+			}
+			if h := env["LEASEWRAP_HOLDER"]; !strings.Contains(h, "_") {
+				t.Errorf("run %d: want a default identity NAME_SUFFIX, have %q", i, h)
+			}
+			l, err := leases.Get(context.Background(), "basic", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sp := l.Spec
+			if *sp.HolderIdentity != "" || *sp.LeaseDurationSeconds != 1 || *sp.LeaseTransitions != int32(i) || !sp.AcquireTime.Time.Equal(sp.RenewTime.Time) {
+				t.Fatalf("run %d: want client-go's released record with %d transitions, have holder %q, %ds, %d transitions, acquire %v renew %v",
+					i, i, *sp.HolderIdentity, *sp.LeaseDurationSeconds, *sp.LeaseTransitions, sp.AcquireTime, sp.RenewTime)
+			}
+		}
+	})
+
+	t.Run("held: conflict, holder, wait", func(t *testing.T) {
+		stop := filepath.Join(dir, "stop-held")
+		first := lwStart(t, bin, append(run("held", "--identity", "first", "--"), untilStop(stop)...)...)
+		leaseHolder(t, s, "held", time.Minute, func(h string) bool { return h == "first" })
+		ran := filepath.Join(dir, "ran")
+		for _, flags := range [][]string{nil, {"--identity", "first"}} {
+			code, out := lwRun(t, bin, time.Minute, append(run("held", append(flags, "--")...), "touch", ran)...)
+			if code != 75 || !strings.Contains(out, "first") {
+				t.Fatalf("while held (flags %q): want 75 naming the holder, have %d:\n%s", flags, code, out)
+			}
+		}
+		if _, err := os.Stat(ran); err == nil {
+			t.Fatal("the command ran while the Lease was held")
+		}
+		code, out := lwRun(t, bin, time.Minute, "kube", "holder", "held", "--kubeconfig", kc)
+		var h holderJSON
+		if err := json.Unmarshal([]byte(out), &h); err != nil || code != 0 {
+			t.Fatalf("kube holder while held: want 0 and JSON, have %d (%v):\n%s", code, err, out)
+		}
+		if !h.Held || !h.Exists || h.HolderIdentity != "first" || *h.LeaseDurationSeconds != 15 || h.Namespace != kubetest.Namespace || h.RenewTime == nil {
+			t.Fatalf("kube holder while held: %+v", h)
+		}
+		waiter := lwStart(t, bin, append(run("held", "--identity", "second", "--wait", "2m", "--"), "true")...)
+		time.Sleep(500 * time.Millisecond) // let it read the held Lease and start watching
+		os.WriteFile(stop, nil, 0o644)
+		if code := first.wait(t, time.Minute); code != 0 {
+			t.Fatalf("first holder: want 0, have %d:\n%s", code, first.out.String())
+		}
+		if code := waiter.wait(t, time.Minute); code != 0 {
+			t.Fatalf("waiter: want 0 after the release, have %d:\n%s", code, waiter.out.String())
+		}
+		code, out = lwRun(t, bin, time.Minute, "kube", "holder", "held", "--kubeconfig", kc)
+		h = holderJSON{}
+		if err := json.Unmarshal([]byte(out), &h); err != nil || code != 1 || h.Held || h.HolderIdentity != "" || *h.LeaseTransitions != 1 {
+			t.Fatalf("kube holder after both released: want 1, not held, 1 transition; have %d %+v:\n%s", code, h, out)
+		}
+		code, out = lwRun(t, bin, time.Minute, "kube", "holder", "absent", "--kubeconfig", kc)
+		if err := json.Unmarshal([]byte(out), &h); err != nil || code != 1 || h.Exists {
+			t.Fatalf("kube holder of an absent Lease: want 1 and exists false, have %d:\n%s", code, out)
+		}
+	})
+
+	t.Run("deleted: loss", func(t *testing.T) {
+		job := lwStart(t, bin, append(run("deleted", "--identity", "victim", "--kill-grace", "1s", "--"), "sleep", "60")...)
+		leaseHolder(t, s, "deleted", time.Minute, func(h string) bool { return h == "victim" })
+		if err := leases.Delete(context.Background(), "deleted", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if code := job.wait(t, time.Minute); code != 76 {
+			t.Fatalf("Lease deleted under the job: want 76, have %d:\n%s", code, job.out.String())
+		}
+		if _, err := leases.Get(context.Background(), "deleted", metav1.GetOptions{}); err == nil {
+			t.Fatal("a lost lease must not be recreated by the release")
+		}
+	})
+
+	t.Run("unreachable: 69", func(t *testing.T) {
+		bad := writeKubeconfig(t, "https://"+closedPort(t), "")
+		ran := filepath.Join(dir, "ran69")
+		code, out := lwRun(t, bin, time.Minute, "kube", "run", "x", "--kubeconfig", bad, "--request-timeout", "2s", "--", "touch", ran)
+		if code != 69 {
+			t.Fatalf("closed port: want 69, have %d:\n%s", code, out)
+		}
+		if code, out := lwRun(t, bin, time.Minute, "kube", "holder", "x", "--kubeconfig", bad, "--request-timeout", "2s"); code != 69 {
+			t.Fatalf("kube holder, closed port: want 69, have %d:\n%s", code, out)
+		}
+		if _, err := os.Stat(ran); err == nil {
+			t.Fatal("the command ran")
+		}
+	})
+
+	t.Run("refused: 77", func(t *testing.T) {
+		ran := filepath.Join(dir, "ran77")
+		for _, u := range []kubetest.User{kubetest.BadToken, kubetest.NoGrants} {
+			code, out := lwRun(t, bin, time.Minute, "kube", "run", "x", "--kubeconfig", s.Kubeconfig(u), "--", "touch", ran)
+			if code != 77 {
+				t.Fatalf("%s: want 77, have %d:\n%s", u, code, out)
+			}
+			if code, out := lwRun(t, bin, time.Minute, "kube", "holder", "x", "--kubeconfig", s.Kubeconfig(u)); code != 77 {
+				t.Fatalf("kube holder as %s: want 77, have %d:\n%s", u, code, out)
+			}
+		}
+		if _, err := os.Stat(ran); err == nil {
+			t.Fatal("the command ran")
+		}
+	})
+}
