@@ -27,8 +27,14 @@ type LockerConfig struct {
 	// RunID is the run id to reserve; "" means a fresh ULID per attempt.
 	RunID string
 	// PublishFailures publishes a non-zero exit too, so retries replay the
-	// failure instead of running again.
+	// failure instead of running again. A run stopped by a signal
+	// leasewrap forwarded (lease.Result.Forwarded: a shutdown) is not the
+	// job's own failure and is released, not published, unless
+	// PublishSignalled is set too.
 	PublishFailures bool
+	// PublishSignalled publishes, with PublishFailures, a run stopped by a
+	// forwarded signal as well.
+	PublishSignalled bool
 	// Host is written into the manifest.
 	Host string
 }
@@ -36,10 +42,9 @@ type LockerConfig struct {
 // Locker is the lease.Locker of the reservation kind. It is not safe for
 // concurrent use (the supervisor never calls it concurrently).
 type Locker struct {
-	cfg    LockerConfig
-	key    Key
-	store  *Store
-	holder string
+	cfg   LockerConfig
+	key   Key
+	store *Store
 
 	// Test seams.
 	now       func() time.Time
@@ -63,7 +68,6 @@ func NewLocker(cfg LockerConfig) (*Locker, error) {
 		cfg:       cfg,
 		key:       Key{Repo: cfg.Repo, Branch: cfg.Branch, Key: cfg.Key},
 		store:     NewStore(cfg.Home),
-		holder:    cfg.RunID,
 		now:       time.Now,
 		pid:       os.Getpid(),
 		startSecs: ProcessStartSecs,
@@ -75,10 +79,6 @@ func (l *Locker) Kind() string { return Kind }
 
 // Key is the idempotency key.
 func (l *Locker) Key() string { return l.cfg.Key }
-
-// Holder is the run id: the configured one, or the one reserved by the
-// last successful Acquire ("" before that when none was configured).
-func (l *Locker) Holder() string { return l.holder }
 
 // Notify watches the key's record (released, reclaimed), the runs directory
 // (a run published) and the materializer leases (the last descriptor of a
@@ -169,7 +169,6 @@ func (l *Locker) reserveFresh(ctx context.Context) (lease.Lease, *Record, error)
 }
 
 func (l *Locker) held(ml *MaterializerLease, rec *Record) *reservationLease {
-	l.holder = rec.RunID
 	return &reservationLease{locker: l, ml: ml, runID: rec.RunID}
 }
 
