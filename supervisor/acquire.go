@@ -42,8 +42,8 @@ const (
 	backoffMax = 250 * time.Millisecond
 )
 
-// waitReport is how often a waiter says again whom it waits for.
-const waitReport = time.Minute
+// waitReportEvery is how often a waiter says again whom it waits for.
+const waitReportEvery = time.Minute
 
 // acquired is the outcome of the acquisition phase: a held lease and a
 // child running under it.
@@ -54,6 +54,13 @@ type acquired struct {
 	anchored bool      // taken with lease.Anchor for the child's pid
 }
 
+// actor adds fn to g as an oklog/run actor whose interrupt ends its
+// context, with the error that ended the group as the context's cause.
+func actor(g *run.Group, ctx context.Context, fn func(context.Context) error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	g.Add(func() error { return fn(ctx) }, func(err error) { cancel(err) })
+}
+
 // acquire takes j's lease, waiting up to Wait, and starts j's command
 // under it. It is an oklog/run group of two actors: the attempt loop
 // (which blocks in the kind's I/O) and a watcher of the run's signal
@@ -61,30 +68,24 @@ type acquired struct {
 func (r *runner) acquire(ctx context.Context, j *job) (*acquired, error) {
 	var got *acquired
 	var g run.Group
-	{
-		ctx, cancel := context.WithCancel(ctx)
-		g.Add(func() error {
-			a, err := r.attemptLoop(ctx, j)
-			got = a
-			return err
-		}, func(error) { cancel() })
-	}
-	{
-		ctx, cancel := context.WithCancel(ctx)
-		g.Add(func() error {
-			for {
-				select {
-				case s := <-r.sigs:
-					if isAbortSignal(s) {
-						return &abortError{sig: s.(syscall.Signal)}
-					}
-					r.cfg.Logger.Debug("signal while acquiring; no child to pass it to, dropped", "signal", s)
-				case <-ctx.Done():
-					return nil
+	actor(&g, ctx, func(ctx context.Context) error {
+		a, err := r.attemptLoop(ctx, j)
+		got = a
+		return err
+	})
+	actor(&g, ctx, func(ctx context.Context) error {
+		for {
+			select {
+			case s := <-r.sigs:
+				if isAbortSignal(s) {
+					return &abortError{sig: s.(syscall.Signal)}
 				}
+				r.cfg.Logger.Debug("signal while acquiring; no child to pass it to, dropped", "signal", s)
+			case <-ctx.Done():
+				return nil
 			}
-		}, func(error) { cancel() })
-	}
+		}
+	})
 	err := g.Run()
 	var abort *abortError
 	if errors.As(err, &abort) && got != nil {
@@ -140,11 +141,11 @@ func (r *runner) attemptLoop(ctx context.Context, j *job) (*acquired, error) {
 		case attempt == 1:
 			log.Info("lease held; waiting", append(heldAttrs(err), "wait", wait, "reason", err.Error())...)
 			reported = time.Now()
-		case time.Since(reported) >= waitReport:
+		case time.Since(reported) >= r.waitReport:
 			log.Info("lease still held; still waiting", append(heldAttrs(err), "waited", time.Since(began).Round(time.Second), "left", left.Round(time.Second), "reason", err.Error())...)
 			reported = time.Now()
 		}
-		sleep := min(backoff/2+time.Duration(rand.Int64N(int64(backoff))), left, waitReport)
+		sleep := min(backoff/2+time.Duration(rand.Int64N(int64(backoff))), left, r.waitReport)
 		log.Debug("lease still held; retrying", "attempt", attempt, "max_sleep", sleep, "reason", err.Error())
 		woke := false
 		if w != nil {

@@ -1,13 +1,16 @@
 package supervisor
 
 import (
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // Settling is bounded like the fence (issue 17): a renewal hangs, the job
@@ -174,4 +177,29 @@ func TestWaiterNamesTheHolder(t *testing.T) {
 		t.Fatalf("want 75, have %d\n%s", have, &s.stderr)
 	}
 	contains(t, s.stderrText(), `holder="other 1"`)
+}
+
+// A waiter says again whom it waits for, and for how long, every
+// waitReport (a minute; shortened here), not only when it starts.
+func TestWaiterRepeatsWhomItWaitsFor(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "job.lease"), []byte("other 1"), 0o644)
+	var logs lockedBuffer
+	cfg := withDefaults(Config{Locker: &fileKind{dir: dir, key: "job", holder: "me"}, Argv: []string{"true"}, Wait: 400 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	r := &runner{cfg: cfg, waitReport: 100 * time.Millisecond, sigs: make(chan os.Signal, 1)}
+	j := &job{locker: cfg.Locker, argv: cfg.Argv}
+	if err := j.resolve("", cfg.Env); err != nil {
+		t.Fatal(err)
+	}
+	_, err := r.acquire(t.Context(), j)
+	if !errors.Is(err, ErrWaitTimeout) {
+		t.Fatalf("want ErrWaitTimeout, have %v", err)
+	}
+	out := logs.String()
+	if n := strings.Count(out, "lease still held; still waiting"); n < 2 {
+		t.Fatalf("want the waiter to report again at least twice in 400ms at a 100ms period, have %d:\n%s", n, out)
+	}
+	contains(t, out, `holder="other 1"`)
+	contains(t, out, "waited=")
 }

@@ -35,6 +35,9 @@ type runner struct {
 	// foreground is whether the child gets the terminal; settled once,
 	// before any attempt.
 	foreground bool
+	// waitReport is how often a waiter says again whom it waits for
+	// (waitReportEvery; tests shorten it).
+	waitReport time.Duration
 }
 
 // job is one command and the lease it runs under, resolved before any
@@ -55,7 +58,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
 	}
-	r := &runner{cfg: withDefaults(cfg)}
+	r := &runner{cfg: withDefaults(cfg), waitReport: waitReportEvery}
 	r.main = &job{locker: cfg.Locker, argv: cfg.Argv}
 	if err := r.main.resolve(r.cfg.Dir, r.cfg.Env); err != nil {
 		return Result{}, err

@@ -60,34 +60,31 @@ func (r *runner) supervise(ctx context.Context, a *acquired, log *slog.Logger) j
 		defer a.child.tether.done()
 	}
 	var g run.Group
-	{ // Keeper: keeps the lease; returns an error when it is lost.
-		ctx, cancel := context.WithCancel(ctx)
-		g.Add(func() error {
-			err := k.Run(ctx)
-			if errors.Is(err, renew.ErrFenced) && a.child.exited() {
-				// The child ended on its own before the fence was noticed
-				// (leasewrap was frozen): Finish decides, PastFence set.
-				log.Warn("fencing deadline passed after the child exited; settling only if the lease is still ours")
-				err = nil
-			}
-			if err == nil {
-				<-ctx.Done() // stopped, or nothing to report: wait for the interrupt
-				return nil
-			}
-			if errors.Is(err, renew.ErrFenced) {
-				return fmt.Errorf("%w: %w", lease.ErrLost, err)
-			}
-			return err
-		}, func(error) { cancel() })
-	}
-	{ // Loop: the job, from start to empty.
-		ctx, cancel := context.WithCancelCause(ctx)
-		l := r.loop(a, log)
-		g.Add(func() error {
-			end.status, end.loss = l.run(ctx)
+	// Keeper: keeps the lease; returns an error when it is lost.
+	actor(&g, ctx, func(ctx context.Context) error {
+		err := k.Run(ctx)
+		if errors.Is(err, renew.ErrFenced) && a.child.exited() {
+			// The child ended on its own before the fence was noticed
+			// (leasewrap was frozen): Finish decides, PastFence set.
+			log.Warn("fencing deadline passed after the child exited; settling only if the lease is still ours")
+			err = nil
+		}
+		if err == nil {
+			<-ctx.Done() // stopped, or nothing to report: wait for the interrupt
 			return nil
-		}, func(err error) { cancel(err) })
-	}
+		}
+		if errors.Is(err, renew.ErrFenced) {
+			return fmt.Errorf("%w: %w", lease.ErrLost, err)
+		}
+		return err
+	})
+	// Loop: the job, from start to empty. The keeper's loss ends its
+	// context, with the loss as the cause.
+	l := r.loop(a, log)
+	actor(&g, ctx, func(ctx context.Context) error {
+		end.status, end.loss = l.run(ctx)
+		return nil
+	})
 	g.Run()
 	return end
 }

@@ -68,3 +68,25 @@ func TestClaimRunZeroKillGrace(t *testing.T) {
 		t.Fatalf("want the claim released, have %v", err)
 	}
 }
+
+// A waiter names whom it waits for, and since when (issue 17, 18): the
+// holder, its pid and when it took the claim, in its first "waiting" line.
+func TestClaimWaiterNamesTheHolder(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	ready, gone := filepath.Join(dir, "ready"), filepath.Join(dir, "gone")
+	holder := startLW(t, nil, "claim", "run", "busy", "--root", root, "--holder", "first", "--", "sh", "-c", holdUntil(ready, gone))
+	waitFor(t, "the holder's job", func() bool { return exists(ready) })
+	have, p := runLW(t, nil, "claim", "run", "busy", "--root", root, "--wait", "300ms", "--", "true")
+	os.WriteFile(gone, nil, 0o644)
+	if have != 75 {
+		t.Fatalf("want 75, have %d\n%s", have, &p.stderr)
+	}
+	for _, want := range []string{"lease held; waiting", "holder=first", "holder_pid=", "held_since="} {
+		if !strings.Contains(p.stderr.String(), want) {
+			t.Fatalf("want %q in the waiter's log:\n%s", want, &p.stderr)
+		}
+	}
+	if code := holder.wait(t); code != 0 {
+		t.Fatalf("holder: want 0, have %d\n%s", code, &holder.stderr)
+	}
+}

@@ -110,7 +110,7 @@ func (l *Locker) Probe(ctx context.Context) error {
 	}
 	r := st.Record
 	return &lease.HeldError{Kind: "claim", Key: l.cfg.Key, Holder: r.Holder, PID: r.PID, Host: r.Host,
-		Detail: fmt.Sprintf("claim is %s", st.State)}
+		Since: time.UnixMilli(r.AcquiredAt), Detail: fmt.Sprintf("claim is %s", st.State)}
 }
 
 // Acquire takes the claim for the calling process (lease.Locker); the

@@ -199,11 +199,11 @@ func (l *Locker) decide(ctx context.Context, rec *Record) (lease.Lease, *Record,
 	}
 	switch live {
 	case Live:
-		pid := 0
+		pid, since := 0, time.Time{}
 		if rec.Creator != nil {
-			pid = int(rec.Creator.PID)
+			pid, since = int(rec.Creator.PID), rec.Creator.StartedAt
 		}
-		return nil, nil, &lease.HeldError{Kind: Kind, Key: l.cfg.Key, Holder: rec.RunID, PID: pid,
+		return nil, nil, &lease.HeldError{Kind: Kind, Key: l.cfg.Key, Holder: rec.RunID, PID: pid, Since: since,
 			Detail: fmt.Sprintf("run %s in flight (creator live), not yet published", rec.RunID)}
 	case LegacyCreator:
 		return nil, nil, fmt.Errorf("%w: reservation %q: %s is a legacy record (plain run id %s, no creator identity) and run %s is not published (%s missing): leasewrap cannot tell whether it is still running and will not reclaim it. Check that no orchestratectl or leasewrap process still works on run %s; when sure, run: leasewrap reserve release %s --run-id %s%s",
