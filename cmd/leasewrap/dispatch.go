@@ -24,6 +24,7 @@ type sibling struct {
 var siblings = map[string]sibling{
 	"lock": {"leasewrap-etcd", "make build builds it into bin/, or go install github.com/leasewrap/leasewrap/etcd/cmd/leasewrap-etcd@latest"},
 	"once": {"leasewrap-etcd", "make build builds it into bin/, or go install github.com/leasewrap/leasewrap/etcd/cmd/leasewrap-etcd@latest"},
+	"kube": {"leasewrap-kube", "make build builds it into bin/, or go install github.com/leasewrap/leasewrap/kube/cmd/leasewrap-kube@latest"},
 }
 
 // dispatch replaces this process with the sibling that serves args' kind,

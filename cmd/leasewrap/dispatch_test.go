@@ -17,7 +17,10 @@ func TestSiblingKinds(t *testing.T) {
 		{[]string{"lock", "run", "x"}, "leasewrap-etcd"},
 		{[]string{"--log-level", "debug", "once", "run", "k"}, "leasewrap-etcd"},
 		{[]string{"-q", "lock", "holders", "x"}, "leasewrap-etcd"},
+		{[]string{"kube", "run", "x"}, "leasewrap-kube"},
+		{[]string{"--log-level", "debug", "kube", "holder", "x"}, "leasewrap-kube"},
 		{[]string{"claim", "run", "lock"}, ""},
+		{[]string{"claim", "run", "kube"}, ""},
 		{[]string{"--log-format", "lock", "claim"}, ""},
 		{nil, ""},
 	} {
@@ -35,5 +38,9 @@ func TestSiblingMissing(t *testing.T) {
 	}
 	if !errors.Is(err, exec.ErrNotFound) || !strings.Contains(err.Error(), "leasewrap-etcd") || !strings.Contains(err.Error(), "make build") {
 		t.Fatalf("want a not-found error naming leasewrap-etcd and how to install it, have %v", err)
+	}
+	served, err = dispatch([]string{"kube", "run", "x", "--", "true"})
+	if !served || !errors.Is(err, exec.ErrNotFound) || !strings.Contains(err.Error(), "leasewrap-kube") || !strings.Contains(err.Error(), "kube/cmd/leasewrap-kube") {
+		t.Fatalf("want a not-found error naming leasewrap-kube and how to install it, have served=%v err=%v", served, err)
 	}
 }

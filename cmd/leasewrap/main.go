@@ -49,13 +49,10 @@ func main() {
 	supervisor.Gate() // never returns when this process is an exec gate or a job guard
 	cli.CatchSIGPIPE()
 	if served, err := dispatch(os.Args[1:]); served {
-		// lock and once live in leasewrap-etcd, so the etcd client's
-		// start-up never reaches the local kinds: it was exec'd in place.
+		// lock and once live in leasewrap-etcd, kube in leasewrap-kube, so
+		// their clients' start-up never reaches the local kinds: the
+		// sibling was exec'd in place.
 		os.Exit(cli.ExitCode(err, os.Stderr)) // returns only on failure
-	}
-	if kubeVerb(os.Args[1:]) {
-		// kube lives in leasewrap-kube (client-go), exec'd in place likewise.
-		os.Exit(cli.ExitCode(execKube(os.Args[1:]), os.Stderr)) // returns only on failure
 	}
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -22,7 +22,9 @@ const remembered = 4
 
 // Lease is a held Lease object. Renew is called from one goroutine at a
 // time; Finish once, possibly while an abandoned Renew still runs; Done
-// and Lost from any goroutine.
+// from any goroutine. Only leasewrap renews it (it has a TTL and hands
+// the child no descriptor), so the supervisor makes the job die with
+// leasewrap (lease.DiesWithLeasewrap).
 type Lease struct {
 	l     *Locker
 	fence int32
@@ -40,11 +42,7 @@ type Lease struct {
 	wg   sync.WaitGroup
 }
 
-var (
-	_ lease.Lease        = (*Lease)(nil)
-	_ lease.LossNotifier = (*Lease)(nil)
-	_ lease.Ephemeral    = (*Lease)(nil)
-)
+var _ lease.Lease = (*Lease)(nil)
 
 // newLease is the lease we just wrote (spec) and the server stored (got);
 // it starts the watch that reports loss.
@@ -82,12 +80,8 @@ func (le *Lease) TTL() time.Duration { return le.l.cfg.TTL }
 // another, or a renewal answered that it is no longer ours).
 func (le *Lease) Done() <-chan struct{} { return le.lost }
 
-// Lost is Done (lease.LossNotifier).
-func (le *Lease) Lost() <-chan struct{} { return le.lost }
-
-// Ephemeral marks the lease as dying with this process: only leasewrap
-// renews it, so the job must not outlive leasewrap.
-func (le *Lease) Ephemeral() {}
+// Holder is the identity written as holderIdentity (LEASEWRAP_HOLDER).
+func (le *Lease) Holder() string { return le.l.cfg.Identity }
 
 func (le *Lease) markLost(err error) {
 	le.lostOnce.Do(func() {

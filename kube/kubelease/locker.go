@@ -128,9 +128,11 @@ func New(cfg Config) (*Locker, error) {
 	return &Locker{cfg: cfg.withDefaults()}, nil
 }
 
-func (l *Locker) Kind() string   { return Kind }
-func (l *Locker) Key() string    { return l.cfg.Namespace + "/" + l.cfg.Name }
-func (l *Locker) Holder() string { return l.cfg.Identity }
+func (l *Locker) Kind() string { return Kind }
+func (l *Locker) Key() string  { return l.cfg.Namespace + "/" + l.cfg.Name }
+
+// Identity is the holder identity this Locker takes the Lease as.
+func (l *Locker) Identity() string { return l.cfg.Identity }
 
 func (l *Locker) leases() coordclient.LeaseInterface { return l.cfg.Client.Leases(l.cfg.Namespace) }
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"github.com/leasewrap/leasewrap/internal/cli"
+	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/kube/kubelease"
 )
 
@@ -118,8 +118,11 @@ func (c *runCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
-	logger.Debug("kube lease", "namespace", ns, "name", c.Name, "identity", l.Holder())
+	logger.Debug("kube lease", "namespace", ns, "name", c.Name, "identity", l.Identity())
 	cfg := c.RunFlags.Config(l, logger)
-	cfg.HelperExe = smallHelper()
+	// The leasewrap binary installed beside leasewrap-kube, if there is one,
+	// plays the job guard (both call supervisor.Gate first) without
+	// client-go's memory; "" uses this executable.
+	cfg.HelperExe = cli.Beside("leasewrap")
 	return c.Supervise(ctx, cfg)
 }
