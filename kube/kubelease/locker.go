@@ -235,11 +235,19 @@ func (l *Locker) AcquireWait(ctx context.Context) (lease.Lease, error) {
 		if ctx.Err() != nil {
 			return nil, l.waitEnded(ctx, last)
 		}
-		if !errors.Is(err, lease.ErrHeld) {
+		wait := l.cfg.RetryPeriod
+		switch {
+		case errors.Is(err, ErrUnavailable) && last != nil:
+			// The API server was reachable and the Lease held: a standby
+			// keeps waiting through a restart of the API server.
+			if err := w.wait(ctx, wait); err != nil {
+				return nil, l.waitEnded(ctx, last)
+			}
+			continue
+		case !errors.Is(err, lease.ErrHeld):
 			return nil, err
 		}
 		last = err
-		wait := l.cfg.RetryPeriod
 		if cur != nil {
 			w.watchFrom(cur.ResourceVersion)
 			now := l.cfg.now()

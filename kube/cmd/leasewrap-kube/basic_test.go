@@ -225,6 +225,26 @@ func TestAgainstAPIServer(t *testing.T) {
 		}
 	})
 
+	t.Run("the minimal Role allows the watch", func(t *testing.T) {
+		// The holder of "held" watched its Lease by field selector as the
+		// runner, whose Role grants get, create, update and watch (no list):
+		// the audit log shows the watch answered 200 and no 403.
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			watched, forbidden := auditOf(t, s.AuditLog, string(kubetest.Runner))
+			if len(forbidden) > 0 {
+				t.Fatalf("requests of the runner refused: %v", forbidden)
+			}
+			if watched["held"] {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no completed watch of Lease held by the runner in the audit log (have %v)", watched)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	})
+
 	t.Run("unreachable: 69", func(t *testing.T) {
 		bad := writeKubeconfig(t, "https://"+closedPort(t), "")
 		ran := filepath.Join(dir, "ran69")
@@ -255,4 +275,34 @@ func TestAgainstAPIServer(t *testing.T) {
 			t.Fatal("the command ran")
 		}
 	})
+}
+
+// auditOf reads the API server's audit log: the Leases user watched with
+// a 200, and the requests on leases refused to user with 403.
+func auditOf(t *testing.T, path, user string) (watched map[string]bool, forbidden []string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	watched = map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		var ev struct {
+			Verb       string                          `json:"verb"`
+			RequestURI string                          `json:"requestURI"`
+			User       struct{ Username string }       `json:"user"`
+			ObjectRef  struct{ Resource, Name string } `json:"objectRef"`
+			Status     struct{ Code int }              `json:"responseStatus"`
+		}
+		if json.Unmarshal([]byte(line), &ev) != nil || ev.User.Username != user || ev.ObjectRef.Resource != "leases" {
+			continue
+		}
+		if ev.Status.Code == 403 {
+			forbidden = append(forbidden, ev.Verb+" "+ev.RequestURI)
+		}
+		if ev.Verb == "watch" && ev.Status.Code == 200 {
+			watched[ev.ObjectRef.Name] = true
+		}
+	}
+	return watched, forbidden
 }
