@@ -14,6 +14,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/leasewrap/leasewrap/kube/internal/kubetest"
 )
@@ -208,6 +209,38 @@ func TestAgainstAPIServer(t *testing.T) {
 		code, out = lwRun(t, bin, time.Minute, "kube", "holder", "absent", "--kubeconfig", kc)
 		if err := json.Unmarshal([]byte(out), &h); err != nil || code != 1 || h.Exists {
 			t.Fatalf("kube holder of an absent Lease: want 1 and exists false, have %d:\n%s", code, out)
+		}
+	})
+
+	t.Run("a label change is not loss", func(t *testing.T) {
+		// Someone labels the Lease: its spec stays ours, so the watch must
+		// not call it loss, and the next renewal (whose resourceVersion is
+		// now stale) must read it again and go on.
+		stop := filepath.Join(dir, "stop-label")
+		job := lwStart(t, bin, append(run("labelled", "--identity", "keeper", "--renew-every", "1s", "--"), untilStop(stop)...)...)
+		leaseHolder(t, s, "labelled", time.Minute, func(h string) bool { return h == "keeper" })
+		patch := []byte(`{"metadata":{"labels":{"team":"ops"}}}`)
+		if _, err := leases.Patch(context.Background(), "labelled", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		before, _ := leases.Get(context.Background(), "labelled", metav1.GetOptions{})
+		deadline := time.Now().Add(time.Minute)
+		for { // two renewals after the label
+			l, err := leases.Get(context.Background(), "labelled", metav1.GetOptions{})
+			if err == nil && l.Spec.RenewTime.Time.Sub(before.Spec.RenewTime.Time) >= 2*time.Second {
+				if *l.Spec.HolderIdentity != "keeper" || l.Labels["team"] != "ops" {
+					t.Fatalf("after the label: holder %q, labels %v", *l.Spec.HolderIdentity, l.Labels)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no renewal after the label change:\n%s", job.out.String())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		os.WriteFile(stop, nil, 0o644)
+		if code := job.wait(t, time.Minute); code != 0 {
+			t.Fatalf("labelled holder: want 0, have %d:\n%s", code, job.out.String())
 		}
 	})
 
