@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 
-	coordclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/leasewrap/leasewrap/kube/kubelease"
@@ -22,7 +21,7 @@ func Example() {
 		fmt.Fprintln(os.Stderr, err)
 		return
 	}
-	cl, err := coordclient.NewForConfig(rc)
+	cl, err := kubelease.NewClient(rc)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return

@@ -11,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
-	coordclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
 
 	"github.com/leasewrap/leasewrap/lease"
 )
@@ -30,8 +29,9 @@ const (
 
 // Config describes one Lease object and how this holder takes it.
 type Config struct {
-	// Client reaches the API server's coordination.k8s.io/v1 group.
-	Client coordclient.LeasesGetter
+	// Client reaches the API server's coordination.k8s.io/v1 Leases
+	// (NewClient's, or client-go's typed client behind a one-line adapter).
+	Client LeasesGetter
 	// Namespace and Name of the Lease object.
 	Namespace, Name string
 	// Identity is written as holderIdentity (LEASEWRAP_HOLDER).
@@ -134,7 +134,7 @@ func (l *Locker) Key() string  { return l.cfg.Namespace + "/" + l.cfg.Name }
 // Identity is the holder identity this Locker takes the Lease as.
 func (l *Locker) Identity() string { return l.cfg.Identity }
 
-func (l *Locker) leases() coordclient.LeaseInterface { return l.cfg.Client.Leases(l.cfg.Namespace) }
+func (l *Locker) leases() LeaseInterface { return l.cfg.Client.Leases(l.cfg.Namespace) }
 
 // what names the object in errors.
 func (l *Locker) what() string {

@@ -9,8 +9,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	coordclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
-
 	"github.com/leasewrap/leasewrap/kube/kubelease"
 )
 
@@ -52,7 +50,7 @@ var errConfig = errors.New("kubeconfig")
 
 // connect builds the client the loading rules describe and resolves the
 // namespace.
-func (f *objectFlags) connect() (coordclient.LeasesGetter, string, error) {
+func (f *objectFlags) connect() (kubelease.LeasesGetter, string, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if f.Kubeconfig != "" {
 		rules.ExplicitPath = f.Kubeconfig
@@ -72,7 +70,7 @@ func (f *objectFlags) connect() (coordclient.LeasesGetter, string, error) {
 		return nil, "", fmt.Errorf("%w: %v", errConfig, err)
 	}
 	tuneRest(rc, f.RequestTimeout)
-	cl, err := coordclient.NewForConfig(rc)
+	cl, err := kubelease.NewClient(rc)
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: %v", errConfig, err)
 	}
