@@ -125,7 +125,8 @@ func (le *Lease) remember(s coordv1.LeaseSpec) {
 // resourceVersion we know as precondition, bounded by AttemptTimeout. A
 // conflict is resolved by one read: if the stored record is one we wrote
 // (a metadata change, or an earlier renewal whose answer was lost), the
-// write is tried once more on it; otherwise the lease is lost. 404 and
+// write is tried once more on the object as read (its metadata kept);
+// otherwise the lease is lost. 404 and
 // 403 are loss; anything else is transient.
 func (le *Lease) Renew(ctx context.Context) error {
 	le.mu.Lock()
@@ -169,7 +170,11 @@ func (le *Lease) write(ctx context.Context, want *coordv1.Lease) (*coordv1.Lease
 			le.markLost(fmt.Errorf("rewritten by another (holder now %s)", holderName(cur.Spec)))
 			return nil, le.why
 		case err == nil:
-			want.ResourceVersion = cur.ResourceVersion
+			// Our spec on the object as it is now (its labels and
+			// annotations kept, its resourceVersion the precondition).
+			spec := want.Spec
+			want = cur.DeepCopy()
+			want.Spec = spec
 			got, err = leases.Update(ctx, want, metav1.UpdateOptions{})
 		}
 	}
@@ -286,7 +291,9 @@ func (le *Lease) release(ctx context.Context) error {
 		if !le.ours(cur.Spec) {
 			return fmt.Errorf("%s: no longer ours (holder %s), not released", le.l.what(), holderName(cur.Spec))
 		}
-		want.ResourceVersion = cur.ResourceVersion
+		spec := want.Spec
+		want = cur.DeepCopy()
+		want.Spec = spec
 		_, err = leases.Update(ctx, want, metav1.UpdateOptions{})
 	}
 	return err
