@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -241,6 +242,47 @@ func TestAgainstAPIServer(t *testing.T) {
 		os.WriteFile(stop, nil, 0o644)
 		if code := job.wait(t, time.Minute); code != 0 {
 			t.Fatalf("labelled holder: want 0, have %d:\n%s", code, job.out.String())
+		}
+	})
+
+	t.Run("examples/kubernetes/fenced-write.sh", func(t *testing.T) {
+		// The example's job writes a ConfigMap guarded by its fence with
+		// kubectl (as the admin: the runner's Role grants only leases).
+		if _, err := exec.LookPath("kubectl"); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatal("kubectl is not installed (.ci/run installs Debian's kubernetes-client)")
+			}
+			t.Skip("kubectl is not installed")
+		}
+		root, err := kubetest.ModuleRoot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		script := filepath.Join(root, "..", "examples", "kubernetes", "fenced-write.sh")
+		cms := s.Admin.CoreV1().ConfigMaps(kubetest.Namespace)
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "report-state"}, Data: map[string]string{"fence": "-1"}}
+		if _, err := cms.Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("KUBECONFIG", s.Kubeconfig(kubetest.Admin)) // the job's kubectl; leasewrap has --kubeconfig
+		code, out := lwRun(t, bin, time.Minute, append(run("fenced", "--"), script, "report-state", "first")...)
+		if code != 0 || !strings.Contains(out, "written under fence 0") {
+			t.Fatalf("fenced write: want 0 and written under fence 0, have %d:\n%s", code, out)
+		}
+		got, err := cms.Get(context.Background(), "report-state", metav1.GetOptions{})
+		if err != nil || got.Data["fence"] != "0" || got.Data["value"] != "first" {
+			t.Fatalf("after the write: %v %v", err, got.Data)
+		}
+		got.Data["fence"] = "99" // a later holder wrote meanwhile
+		if _, err := cms.Update(context.Background(), got, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		code, out = lwRun(t, bin, time.Minute, append(run("fenced", "--"), script, "report-state", "stale")...)
+		if code != 76 || !strings.Contains(out, "stale") {
+			t.Fatalf("a write under a lower fence: want 76 and stale, have %d:\n%s", code, out)
+		}
+		if got, _ := cms.Get(context.Background(), "report-state", metav1.GetOptions{}); got.Data["value"] != "first" {
+			t.Fatalf("a stale write went through: %v", got.Data)
 		}
 	})
 
