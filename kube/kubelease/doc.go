@@ -24,8 +24,9 @@
 //     expired at t + leaseDurationSeconds at the earliest.
 //   - Loss: a watch on the object (field selector metadata.name) closes
 //     Done at once when it is deleted or changed to a spec we did not
-//     write; a renewal answered 404, 403 or a conflict with a foreign spec
-//     is loss too.
+//     write; a renewal answered 404 or a conflict with a foreign spec is
+//     loss too (a 403 is retried until the fence: a restarted API server
+//     answers it until its RBAC cache is filled).
 //   - Release: client-go's ReleaseOnCancel record (holderIdentity "",
 //     leaseDurationSeconds 1, both times now, transitions kept), written
 //     only while the object is still ours (resourceVersion precondition).

@@ -126,8 +126,9 @@ func (le *Lease) remember(s coordv1.LeaseSpec) {
 // conflict is resolved by one read: if the stored record is one we wrote
 // (a metadata change, or an earlier renewal whose answer was lost), the
 // write is tried once more on the object as read (its metadata kept);
-// otherwise the lease is lost. 404 and
-// 403 are loss; anything else is transient.
+// otherwise the lease is lost. 404 is loss; anything else (403 included:
+// a restarted API server answers it until its RBAC cache is filled) is
+// transient, retried until the fence.
 func (le *Lease) Renew(ctx context.Context) error {
 	le.mu.Lock()
 	if le.closed {
@@ -185,8 +186,10 @@ func (le *Lease) write(ctx context.Context, want *coordv1.Lease) (*coordv1.Lease
 		le.markLost(errors.New("deleted"))
 		return nil, le.why
 	case apierrors.IsForbidden(err):
-		le.markLost(fmt.Errorf("RBAC no longer allows renewing it (403): %w", err))
-		return nil, le.why
+		// Not loss by itself: an API server that has just restarted
+		// answers 403 until its RBAC cache is filled. A Role that is gone
+		// for good stops the job at the fence.
+		return nil, fmt.Errorf("renew %s: RBAC forbids it (403); retrying until the fence: %w", le.l.what(), err)
 	case apierrors.IsConflict(err):
 		return nil, fmt.Errorf("renew %s: written by another meanwhile, will read it again: %w", le.l.what(), err)
 	}
