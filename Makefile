@@ -35,7 +35,7 @@ stress: stress-etcd
 
 # Every fuzz target for FUZZTIME each (default 60s).
 FUZZTIME ?= 60s
-FUZZ_TARGETS := "lease/claim FuzzParseRecord" "lease/claim FuzzKey" "lease/claim FuzzResolverMatchers" "lease/reserve FuzzParseRecord" \
+FUZZ_TARGETS := "lease/claim FuzzParseRecord" "lease/claim FuzzKey" "internal/pyyaml FuzzResolverMatchers" "internal/pyyaml FuzzStringRoundTrip" "lease/reserve FuzzParseRecord" \
 	"lease/reserve FuzzRunIDAndHash" "lease/reserve FuzzReadReplay" "lease/session FuzzDecodeOwner" "lease/session FuzzParseID"
 fuzz:
 	@for t in $(FUZZ_TARGETS); do set -- $$t; echo "== $$1 $$2"; \

@@ -144,7 +144,7 @@ func TestStatusReadsFreeLiveAndFullRecord(t *testing.T) {
 	if st := c.Status("session:s"); st.State != Free || st.Record != nil {
 		t.Errorf("want free, have %+v", st)
 	}
-	meta := Metadata{{"k", "v"}, {"n", big.NewInt(3)}}
+	meta := Metadata{{Key: "k", Value: "v"}, {Key: "n", Value: big.NewInt(3)}}
 	mustAcquire(t, c, "session:s", "pty:me", AcquireOptions{Metadata: meta})
 	st := c.Status("session:s")
 	if st.State != Live || st.Record == nil || st.Record.Holder != "pty:me" {

@@ -173,7 +173,7 @@ func TestMetadataWriteBounds(t *testing.T) {
 	c, root := newTestClaims(t)
 	var md any = "leaf"
 	for range MaxNesting {
-		md = Metadata{{"a", md}}
+		md = Metadata{{Key: "a", Value: md}}
 	}
 	_, err = c.Acquire(t.Context(), "k", "h", AcquireOptions{Metadata: md.(Metadata)})
 	if !errors.Is(err, ErrInvalid) {

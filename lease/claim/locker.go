@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/pyyaml"
 	"github.com/leasewrap/leasewrap/lease"
 	"github.com/leasewrap/leasewrap/lease/fswatch"
 )
@@ -74,8 +75,8 @@ func NewLocker(cfg LockerConfig) (*Locker, error) {
 			return nil, err
 		}
 		m := v.(Metadata)
-		if _, err := dumpYAML(m); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		if _, err := pyyaml.Dump(m); err != nil {
+			return nil, fmt.Errorf("%w: metadata %v", ErrInvalid, err)
 		}
 		meta = m
 	}
