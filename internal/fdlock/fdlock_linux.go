@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/internal/eintr"
 )
 
 // Flock applies how (LOCK_SH, LOCK_EX, LOCK_UN, optionally |LOCK_NB) to
@@ -30,11 +32,7 @@ func Flock(f *os.File, how int) error {
 	}
 	var ferr error
 	if err := rc.Control(func(fd uintptr) {
-		for {
-			if ferr = unix.Flock(int(fd), how); ferr != unix.EINTR {
-				return
-			}
-		}
+		ferr = eintr.Retry(func() error { return unix.Flock(int(fd), how) })
 	}); err != nil {
 		return err
 	}

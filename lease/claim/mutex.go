@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/leasewrap/leasewrap/internal/ctxsleep"
 	"github.com/leasewrap/leasewrap/internal/safefile"
 )
 
@@ -208,7 +209,7 @@ func (c *Claims) acquireDirMutex(ctx context.Context, lockDir string, timeout ti
 		if !time.Now().Before(deadline) {
 			return "", err
 		}
-		if !sleepCtx(ctx, min(poll, time.Until(deadline))) {
+		if ctxsleep.Sleep(ctx, min(poll, time.Until(deadline))) != nil {
 			return "", err
 		}
 		poll = min(poll*2, dirMutexPoll)
@@ -260,23 +261,8 @@ func (c *Claims) waitForRelease(ctx context.Context, lockDir string, max time.Du
 		if !time.Now().Before(deadline) {
 			return
 		}
-		if !sleepCtx(ctx, c.mutexPoll) {
+		if ctxsleep.Sleep(ctx, c.mutexPoll) != nil {
 			return
 		}
-	}
-}
-
-// sleepCtx sleeps d or until ctx ends; false when ctx ended.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }
