@@ -129,7 +129,7 @@ func (c *Claims) makeClaim(key, holder string, o AcquireOptions) *Record {
 // record is rewritten with a fresh pid/host/acquired_at and this call's
 // metadata); a Live or Suspect other holder is a *HeldByOtherError; a
 // Stale claim is recovered under the recovery mutex (archived to
-// .expired/, then created afresh). A corrupted file is a *CorruptedError
+// .expired/, then created afresh). A corrupted file is a *CorruptError
 // and is left untouched. Invalid input fails before any write.
 func (c *Claims) Acquire(ctx context.Context, key, holder string, o AcquireOptions) (*Acquisition, error) {
 	if err := c.validate(key, holder, o); err != nil {

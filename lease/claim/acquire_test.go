@@ -99,9 +99,9 @@ func TestCorruptedFileStatusReportsAcquireRefusesReleaseLeaves(t *testing.T) {
 		t.Errorf("want corrupted with no record, have %+v", st)
 	}
 	_, err := c.Acquire(t.Context(), "session:bad", "pty:x", AcquireOptions{})
-	var ce *CorruptedError
+	var ce *CorruptError
 	if !errors.As(err, &ce) || ce.Path != path {
-		t.Errorf("want *CorruptedError naming %s, have %v", path, err)
+		t.Errorf("want *CorruptError naming %s, have %v", path, err)
 	}
 	if err := c.Release(t.Context(), "session:bad", "pty:x"); err != nil {
 		t.Errorf("want silent success, have %v", err)

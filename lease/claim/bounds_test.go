@@ -125,9 +125,9 @@ func TestClaimFileOverBoundIsCorruptedAndKept(t *testing.T) {
 				t.Fatalf("want %s, have %s (%v)", c.state, st.State, st.Err)
 			}
 			_, err := cl.Acquire(t.Context(), "k", "other", AcquireOptions{})
-			var ce *CorruptedError
+			var ce *CorruptError
 			if c.state == Corrupted && (!errors.As(err, &ce) || !strings.Contains(ce.Reason, "larger than")) {
-				t.Fatalf("want a CorruptedError naming the bound, have %v", err)
+				t.Fatalf("want a CorruptError naming the bound, have %v", err)
 			}
 			if c.state != Corrupted && err == nil {
 				t.Fatal("acquired over a suspect claim")

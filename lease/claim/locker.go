@@ -195,7 +195,7 @@ func (c *claimLease) Renew(ctx context.Context) error {
 		switch {
 		case errors.Is(err, errGoneAway):
 			return fmt.Errorf("claim %q: %s was removed: %w", key, c.path, lease.ErrLost)
-		case errors.Is(err, ErrCorrupted):
+		case errors.Is(err, ErrCorrupt):
 			return fmt.Errorf("claim %q: %w: %w", key, err, lease.ErrLost)
 		case errors.Is(err, errTransientRead):
 			return fmt.Errorf("claim %q: %w (will retry)", key, err)

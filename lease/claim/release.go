@@ -65,7 +65,7 @@ type Status struct {
 	State State
 	// Record is set for Live, Suspect and Stale.
 	Record *Record
-	// Err says why a Corrupted file was refused (a *CorruptedError), or why
+	// Err says why a Corrupted file was refused (a *CorruptError), or why
 	// no path could be resolved (the state is then Free).
 	Err error
 }

@@ -72,9 +72,9 @@ func TestReaderRejectsNewerSchemaNonDictAndGarbageAsCorrupted(t *testing.T) {
 			path := t.TempDir() + "/c.lock"
 			os.WriteFile(path, []byte(text), 0o644)
 			_, err := readClaimFile(path)
-			var ce *CorruptedError
+			var ce *CorruptError
 			if !errors.As(err, &ce) || ce.Path != path {
-				t.Errorf("want *CorruptedError naming %s, have %v", path, err)
+				t.Errorf("want *CorruptError naming %s, have %v", path, err)
 			}
 		})
 	}
