@@ -24,6 +24,25 @@ fn main() {
                 Err(e) => { println!("err {e}"); std::process::exit(1); }
             }
         }
+        "run" => {
+            // The seed's own code doing what `leasewrap session run` does,
+            // for bench/lwbench: register the owner, run the command, wait
+            // for it, release (the guard's drop), exit with its code.
+            let ctx = SessionLeaseOwnerContext {
+                storage_writer_epoch: Some(a[5].parse().unwrap()),
+                daemon_instance_id: Some(a[4].clone()),
+                build_fingerprint: Some("seed".into()),
+                ..SessionLeaseOwnerContext::default()
+            };
+            match acquire_session_lease(root, sid, &ctx) {
+                Ok(g) => {
+                    let st = std::process::Command::new(&a[6]).args(&a[7..]).status();
+                    drop(g);
+                    std::process::exit(st.ok().and_then(|s| s.code()).unwrap_or(127));
+                }
+                Err(e) => { println!("err {e}"); std::process::exit(1); }
+            }
+        }
         "maintain" => match acquire_session_maintenance_guard(root, sid) {
             Ok(_g) => { println!("maintaining"); hold(); }
             Err(e) => { println!("err {e}"); std::process::exit(1); }
