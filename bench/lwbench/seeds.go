@@ -39,7 +39,8 @@ type seedVariant struct {
 
 // seeds times every kind's `run -- true` against its seed's own code doing
 // the same protocol work, and against `flock -n FILE true`, with the
-// floors (fork+exec+wait of `true`, an empty static Go program) in the same
+// floors (fork+exec+wait of `true`, an empty static Go program, a static
+// Go program that only runs `true`) in the same
 // interleaved rounds:
 //
 //   - claim: `sh -c 'claimrs acquire … TTL && /bin/true; claimrs release …'`
@@ -63,8 +64,8 @@ func seeds(e *env, s seedBins) {
 		fmt.Printf("## Against the seeds' own code\n\nskipped: the seed drivers were not built (bench/run.sh builds them with cargo --release after `make harnesses`; give -claimrs, -reservers and -seedrs).\n\n")
 		return
 	}
-	if e.empty == "" {
-		fatal(fmt.Errorf("seeds: -empty (the static empty Go program) is needed; bench/run.sh builds it"))
+	if e.empty == "" || e.gorun == "" {
+		fatal(fmt.Errorf("seeds: -empty and -gorun (static baseline programs) are needed; bench/run.sh builds them"))
 	}
 	truePath, err := exec.LookPath("true")
 	if err != nil {
@@ -106,6 +107,7 @@ func seeds(e *env, s seedBins) {
 		{name: "true (fork+exec+wait)", cmd: func() *exec.Cmd { return exec.Command(truePath) }},
 		{name: "empty static Go program", cmd: func() *exec.Cmd { return exec.Command(e.empty) }},
 		{name: "flock -n FILE true", cmd: func() *exec.Cmd { return exec.Command(e.flock, "-n", lockFile, truePath) }},
+		{name: "static Go program running true (no lease)", cmd: func() *exec.Cmd { return exec.Command(e.gorun, truePath) }},
 		{name: "leasewrap --version", cmd: lw("--version"), emptyLimit: 2},
 		{name: "leasewrap reserve hash KEY", cmd: lw("reserve", "hash", "KEY"), emptyLimit: 2},
 		{name: "seed claim script (acquire TTL, true, release)", cmd: func() *exec.Cmd {
