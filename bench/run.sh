@@ -38,7 +38,7 @@ bin="$out/leasewrap"
 export CGO_ENABLED=0
 gobuild() { # OUT ARGS...
   local o=$1; shift
-  $GO build "$@" -o "$o.link" && cp "$o.link" "$o" && rm -f "$o.link"
+  $GO build -o "$o.link" "$@" && cp "$o.link" "$o" && rm -f "$o.link"
 }
 gobuild "$bin" -trimpath -ldflags '-s -w' ./cmd/leasewrap
 $GO build -o "$out/lwbench" ./bench/lwbench
