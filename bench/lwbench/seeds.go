@@ -6,8 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
-	"time"
 )
 
 // seedBins are the seeds' own Rust code behind the interop harnesses'
@@ -32,9 +30,7 @@ type seedVariant struct {
 	seed       string
 	seedLimit  float64
 	emptyLimit float64
-	wall       []time.Duration // per round; -1 when the run failed
-	cpu        sample
-	fail       int
+	timed
 }
 
 // seeds times every kind's `run -- true` against its seed's own code doing
@@ -137,31 +133,17 @@ func seeds(e *env, s seedBins) {
 	for _, v := range vs {
 		byName[v.name] = v
 	}
-	const warmup = 5
 	rounds := e.n
 	if e.quick {
 		rounds = min(rounds, 40)
 	}
-	for round := 0; round < rounds+warmup; round++ {
-		for i := range vs {
-			v := vs[(i+round)%len(vs)]
-			c := v.cmd()
-			c.Stdout, c.Stderr = nil, nil // /dev/null
-			start := time.Now()
-			err := c.Run()
-			d := time.Since(start)
-			if round < warmup {
-				continue
-			}
-			if err != nil {
-				v.fail++
-				v.wall = append(v.wall, -1)
-				continue
-			}
-			v.wall = append(v.wall, d)
-			ru := c.ProcessState.SysUsage().(*syscall.Rusage)
-			v.cpu = append(v.cpu, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))
-		}
+	const warmup = 5
+	cmds := make([]func() *exec.Cmd, len(vs))
+	for i, v := range vs {
+		cmds[i] = v.cmd
+	}
+	for i, t := range interleave(rounds, warmup, cmds) {
+		vs[i].timed = t
 	}
 	empty, flock := byName["empty static Go program"], byName["flock -n FILE true"]
 	var rows [][]string

@@ -321,6 +321,20 @@ func (e *emitter) writeLineBreak(data string) {
 	e.b.WriteString(data)
 }
 
+// writeBreaks writes a run of line breaks inside a plain or single-quoted
+// scalar and indents the next line, as write_plain and write_single_quoted
+// do: a run that starts with "\n" gets one more, since a single break would
+// fold into a space when read.
+func (e *emitter) writeBreaks(breaks []rune) {
+	if breaks[0] == '\n' {
+		e.writeLineBreak("\n")
+	}
+	for _, br := range breaks {
+		e.writeLineBreak(string(br))
+	}
+	e.writeIndent()
+}
+
 func (e *emitter) writePlain(text []rune, split bool) {
 	if len(text) == 0 {
 		return
@@ -351,13 +365,7 @@ func (e *emitter) writePlain(text []rune, split bool) {
 			}
 		case breaks:
 			if ch == -1 || !isBreak(ch) {
-				if text[start] == '\n' {
-					e.writeLineBreak("\n")
-				}
-				for _, br := range text[start:end] {
-					e.writeLineBreak(string(br))
-				}
-				e.writeIndent()
+				e.writeBreaks(text[start:end])
 				e.whitespace = false
 				e.indention = false
 				start = end
@@ -397,13 +405,7 @@ func (e *emitter) writeSingleQuoted(text []rune, split bool) {
 			}
 		case breaks:
 			if ch == -1 || !isBreak(ch) {
-				if text[start] == '\n' {
-					e.writeLineBreak("\n")
-				}
-				for _, br := range text[start:end] {
-					e.writeLineBreak(string(br))
-				}
-				e.writeIndent()
+				e.writeBreaks(text[start:end])
 				start = end
 			}
 		default:

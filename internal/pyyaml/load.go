@@ -151,8 +151,7 @@ func nodeValue(n *yaml.Node) (any, error) {
 		}
 		return out, nil
 	case yaml.MappingNode:
-		out := Mapping{}
-		index := make(map[string]int, len(n.Content)/2)
+		var b Builder
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			kv, err := nodeValue(n.Content[i])
 			if err != nil {
@@ -166,15 +165,9 @@ func nodeValue(n *yaml.Node) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			// A repeated key keeps its first position and its last value.
-			if j, ok := index[k]; ok {
-				out[j].Value = v
-			} else {
-				index[k] = len(out)
-				out = append(out, Field{k, v})
-			}
+			b.Set(k, v) // a repeated key: first position, last value
 		}
-		return out, nil
+		return b.Mapping(), nil
 	}
 	return nil, fmt.Errorf("unsupported YAML node kind %d", n.Kind)
 }

@@ -31,6 +31,36 @@ func (m Mapping) Get(key string) (any, bool) {
 	return nil, false
 }
 
+// Builder builds a Mapping the way a Python dict is filled (by PyYAML's
+// constructor, or by json.loads): a repeated key keeps its first position
+// and takes its last value. Set is constant time (keys are indexed). The
+// zero Builder is ready to use.
+type Builder struct {
+	m     Mapping
+	index map[string]int
+}
+
+// Set puts key's value.
+func (b *Builder) Set(key string, v any) {
+	if i, ok := b.index[key]; ok {
+		b.m[i].Value = v
+		return
+	}
+	if b.index == nil {
+		b.index = map[string]int{}
+	}
+	b.index[key] = len(b.m)
+	b.m = append(b.m, Field{Key: key, Value: v})
+}
+
+// Mapping returns what was set, never nil.
+func (b *Builder) Mapping() Mapping {
+	if b.m == nil {
+		return Mapping{}
+	}
+	return b.m
+}
+
 // MarshalJSON writes the mapping as a JSON object in its own order.
 func (m Mapping) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer

@@ -96,3 +96,17 @@ func FuzzStringRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+func TestBuilderKeepsFirstPositionAndLastValue(t *testing.T) {
+	var b Builder
+	if m := b.Mapping(); m == nil || len(m) != 0 {
+		t.Fatalf("empty builder: want an empty non-nil Mapping, have %#v", m)
+	}
+	b.Set("a", 1)
+	b.Set("b", 2)
+	b.Set("a", 3)
+	want := Mapping{{Key: "a", Value: 3}, {Key: "b", Value: 2}}
+	if have := b.Mapping(); !reflect.DeepEqual(have, want) {
+		t.Fatalf("want %v, have %v", want, have)
+	}
+}

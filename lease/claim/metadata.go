@@ -150,8 +150,7 @@ func decodeObject(dec *json.Decoder, depth int) (Metadata, error) {
 	if depth > MaxNesting {
 		return nil, errTooDeep
 	}
-	out := Metadata{}
-	index := map[string]int{}
+	var b pyyaml.Builder // a repeated key: first position, last value
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -165,17 +164,12 @@ func decodeObject(dec *json.Decoder, depth int) (Metadata, error) {
 		if err != nil {
 			return nil, err
 		}
-		if i, ok := index[k]; ok {
-			out[i].Value = v
-		} else {
-			index[k] = len(out)
-			out = append(out, Field{Key: k, Value: v})
-		}
+		b.Set(k, v)
 	}
 	if _, err := dec.Token(); err != nil { // '}'
 		return nil, err
 	}
-	return out, nil
+	return b.Mapping(), nil
 }
 
 // decodeValue decodes the value that follows in dec; depth is how deeply
