@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/leasewrap/leasewrap/internal/ctxsleep"
 	"github.com/leasewrap/leasewrap/internal/eintr"
 )
 
@@ -77,12 +78,8 @@ func Wait(ctx context.Context, f *os.File, how int, poll, budget time.Duration, 
 		if waited >= budget {
 			return waited, ErrTimeout
 		}
-		t := time.NewTimer(min(poll, budget-waited))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return now().Sub(started), ctx.Err()
-		case <-t.C:
+		if err := ctxsleep.Sleep(ctx, min(poll, budget-waited)); err != nil {
+			return now().Sub(started), err
 		}
 	}
 }
