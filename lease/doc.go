@@ -32,8 +32,8 @@
 //	                                           key deleted
 //	once (etcd)  Queuer               yes      session expiry,    no          yes
 //	                                           record deleted
-//	flock        Notifier             0        nil                yes         no (inherited flock)
-//	kube         Queuer or Notifier   yes      watch              no          yes
+//	flock        (its package says)   0        nil                yes         no (inherited flock)
+//	kube         (its package says)   yes      watch              no          yes
 //
 // (flock: a plain exclusive flock(2) on a path, the descriptor inherited;
 // kube: a Kubernetes Lease object, renewed, its loss seen by a watch.)
