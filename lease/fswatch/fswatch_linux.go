@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/leasewrap/leasewrap/internal/eintr"
 	"github.com/leasewrap/leasewrap/lease"
 )
 
@@ -143,11 +144,9 @@ func (w *Watcher) Wait(ctx context.Context, held error, limit time.Duration) (bo
 		if w.pidfd >= 0 {
 			fds = append(fds, unix.PollFd{Fd: int32(w.pidfd), Events: unix.POLLIN})
 		}
-		ms := max(int(time.Until(deadline).Milliseconds()), 0)
-		n, err := unix.Poll(fds, ms)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
+		n, err := eintr.Retry2(func() (int, error) {
+			return unix.Poll(fds, max(int(time.Until(deadline).Milliseconds()), 0))
+		})
 		if err != nil {
 			return false, fmt.Errorf("fswatch: poll watcher: %w", err)
 		}
