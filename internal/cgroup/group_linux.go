@@ -1,0 +1,233 @@
+package cgroup
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Group is one job cgroup. Its methods may be called from several
+// goroutines; Close must be the last call.
+type Group struct {
+	dir string
+	fd  int // the directory, open for CLONE_INTO_CGROUP; -1 once closed
+}
+
+// Create makes a new job cgroup leasewrap-<pid>-<random> under parent (a
+// directory Parent returned, or a job cgroup's directory for a nested
+// one). It first removes, bounded, the empty job cgroups that dead
+// creators left under parent (a SIGKILLed leasewrap cannot remove its
+// own); a populated one is never touched. A kernel without cgroup.kill
+// (before 5.14) is refused with an error wrapping ErrUnavailable.
+func Create(parent string) (*Group, error) {
+	sweep(parent, 16)
+	dir := filepath.Join(parent, newName())
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("cgroup: create job cgroup %s: %w", dir, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil {
+		unix.Rmdir(dir)
+		return nil, fmt.Errorf("%w: %s has no cgroup.kill (not a cgroup v2 directory, or a kernel before 5.14): %v", ErrUnavailable, dir, err)
+	}
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		unix.Rmdir(dir)
+		return nil, fmt.Errorf("cgroup: open job cgroup %s: %w", dir, err)
+	}
+	return &Group{dir: dir, fd: fd}, nil
+}
+
+// Dir is the cgroup's directory.
+func (g *Group) Dir() string { return g.dir }
+
+// FD is the cgroup's directory descriptor, for syscall.SysProcAttr's
+// CgroupFD (with UseCgroupFD): the child is then born inside the cgroup,
+// so nothing it does between fork and exec runs outside it.
+func (g *Group) FD() int { return g.fd }
+
+// Add moves pid into the cgroup.
+func (g *Group) Add(pid int) error {
+	if err := os.WriteFile(filepath.Join(g.dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+		return fmt.Errorf("cgroup: move %d into %s: %w", pid, g.dir, err)
+	}
+	return nil
+}
+
+// Members lists the processes of the cgroup and of every cgroup below it
+// (a nested job's). Zombies are not members: a process leaves its cgroup
+// when it exits, before it is reaped.
+func (g *Group) Members() ([]int, error) { return members(g.dir) }
+
+func members(dir string) ([]int, error) {
+	var out []int
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) && p != dir {
+				return nil // a nested cgroup removed meanwhile
+			}
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		b, err := os.ReadFile(filepath.Join(p, "cgroup.procs"))
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) && p != dir {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		for _, f := range bytes.Fields(b) {
+			if pid, err := strconv.Atoi(string(f)); err == nil {
+				out = append(out, pid)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return out, fmt.Errorf("cgroup: list the members of %s: %w", dir, err)
+	}
+	return out, nil
+}
+
+// Signal sends sig to every member (see Members). A member that exits
+// meanwhile is no error; a member that forks meanwhile may have a child
+// that misses it (callers that must reach everything use Kill).
+func (g *Group) Signal(sig syscall.Signal) error {
+	pids, err := g.Members()
+	for _, pid := range pids {
+		unix.Kill(pid, sig)
+	}
+	return err
+}
+
+// Populated reads cgroup.events: whether a live process is left in the
+// cgroup or below it.
+func (g *Group) Populated() (bool, error) { return populated(g.dir) }
+
+func populated(dir string) (bool, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.events"))
+	if err != nil {
+		return false, fmt.Errorf("cgroup: read %s/cgroup.events: %w", dir, err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "populated "); ok {
+			return strings.TrimSpace(v) == "1", nil
+		}
+	}
+	return false, fmt.Errorf("cgroup: %s/cgroup.events has no populated line", dir)
+}
+
+// Wait returns true as soon as the cgroup is empty, false once d passed
+// with a member still alive. The kernel signals each change of
+// cgroup.events to inotify (IN_MODIFY), so nothing is polled.
+func (g *Group) Wait(d time.Duration) (bool, error) {
+	in, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		return false, fmt.Errorf("cgroup: inotify for %s: %w", g.dir, err)
+	}
+	defer unix.Close(in)
+	if _, err := unix.InotifyAddWatch(in, filepath.Join(g.dir, "cgroup.events"), unix.IN_MODIFY); err != nil {
+		return false, fmt.Errorf("cgroup: watch %s/cgroup.events: %w", g.dir, err)
+	}
+	deadline := time.Now().Add(d)
+	var buf [4096]byte
+	for {
+		pop, err := g.Populated()
+		if err != nil || !pop {
+			return err == nil, err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false, nil
+		}
+		ms := int(left/time.Millisecond) + 1
+		fds := []unix.PollFd{{Fd: int32(in), Events: unix.POLLIN}}
+		if _, err := unix.Poll(fds, ms); err != nil && err != unix.EINTR {
+			return false, fmt.Errorf("cgroup: wait for %s to empty: %w", g.dir, err)
+		}
+		for {
+			if _, err := unix.Read(in, buf[:]); err != nil {
+				break // EAGAIN: drained
+			}
+		}
+	}
+}
+
+// Kill kills every process in the cgroup and below it at once
+// (cgroup.kill): a process forking meanwhile cannot escape it.
+func (g *Group) Kill() error {
+	if err := os.WriteFile(filepath.Join(g.dir, "cgroup.kill"), []byte("1"), 0); err != nil {
+		return fmt.Errorf("cgroup: kill %s: %w", g.dir, err)
+	}
+	return nil
+}
+
+// Close releases the directory descriptor and removes the cgroup and the
+// empty cgroups below it (a nested job's that its own leasewrap could not
+// remove). A cgroup that still has members is left, and said so.
+func (g *Group) Close() error {
+	if g.fd >= 0 {
+		unix.Close(g.fd)
+		g.fd = -1
+	}
+	return removeAll(g.dir)
+}
+
+// removeAll removes dir and the cgroups below it, deepest first. rmdir of
+// a cgroup fails with EBUSY while a member is still exiting; that is
+// retried for a bounded time (about a second).
+func removeAll(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			removeAll(filepath.Join(dir, e.Name()))
+		}
+	}
+	for i := 0; ; i++ {
+		err := unix.Rmdir(dir)
+		if err == nil || err == unix.ENOENT {
+			return nil
+		}
+		if err != unix.EBUSY || i >= 100 {
+			return fmt.Errorf("cgroup: remove %s: %w", dir, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// sweep removes at most max job cgroups under parent whose creator is gone
+// and that hold no process (cgroup.events says so for the whole subtree,
+// so no live nested leasewrap is below one).
+func sweep(parent string, max int) {
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if max == 0 {
+			return
+		}
+		pid, ok := creatorPID(e.Name())
+		if !ok || !e.IsDir() || pid == os.Getpid() || unix.Kill(pid, 0) != unix.ESRCH {
+			continue
+		}
+		dir := filepath.Join(parent, e.Name())
+		if pop, err := populated(dir); err != nil || pop {
+			continue
+		}
+		removeAll(dir)
+		max--
+	}
+}
