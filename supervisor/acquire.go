@@ -195,6 +195,7 @@ func (c *Config) attempt(ctx context.Context, j *job) (*acquired, error) {
 	if err != nil {
 		return nil, err
 	}
+	j.hold.started(ch)
 	fault.Point("supervisor.after-start-before-anchor")
 	at := time.Now()
 	ls, err := an.AcquireAnchored(ctx, ch.pid)
@@ -254,10 +255,10 @@ func (c *Config) startUnder(j *job, ls lease.Lease, at time.Time) (*acquired, er
 	if _, ok := ls.(lease.Ephemeral); ok {
 		var exe string
 		if exe, err = c.helperExe("job guard"); err == nil {
-			ch, err = startTethered(cmd, exe)
+			ch, err = startTethered(cmd, exe, j.hold)
 		}
-	} else {
-		ch, err = startPlain(cmd)
+	} else if ch, err = startPlain(cmd); err == nil {
+		j.hold.started(ch)
 	}
 	if err != nil {
 		c.undo(j, ls, err)

@@ -63,6 +63,8 @@ type Config struct {
 	// settled only once the group is empty, and the child's leftovers get
 	// SIGTERM, then SIGKILL after KillGrace.
 	LeaveStrays bool
+	// Job chooses what holds the job together (JobAuto when empty).
+	Job JobMode
 	// Pre, if set, runs first: its command runs under its own lease (for
 	// example a migration under a session's maintenance guard), supervised
 	// like the main command. Only if it exits 0 does the main command run,
@@ -91,6 +93,8 @@ type Config struct {
 	// foreground is whether the child gets the terminal; settled once,
 	// before any attempt.
 	foreground bool
+	// cgroupParent, if set, replaces cgroup.Parent (a test seam).
+	cgroupParent func() (string, error)
 }
 
 // helperExe is the executable of the helper roles.
@@ -152,7 +156,8 @@ type Step struct {
 type job struct {
 	locker lease.Locker
 	argv   []string
-	path   string // argv[0] resolved in PATH
+	path   string   // argv[0] resolved in PATH
+	hold   *jobHold // what holds the job together, for every attempt's child
 }
 
 // Validate rejects a configuration that cannot work, naming the rule.
@@ -168,6 +173,9 @@ func (c Config) Validate() error {
 	}
 	if c.Wait < 0 || c.KillGrace < 0 || c.RenewPeriod < 0 || c.FinishTimeout < 0 {
 		return errors.New("supervisor: durations must not be negative")
+	}
+	if err := c.Job.check(); err != nil {
+		return err
 	}
 	switch c.Anchor {
 	case "", AnchorAuto, AnchorPtrace, AnchorGate:

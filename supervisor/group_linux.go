@@ -11,11 +11,12 @@ import (
 	"github.com/leasewrap/leasewrap/internal/procstat"
 )
 
-// The job is the child's process group: the child is its leader, and
-// whatever it starts stays in it unless it calls setsid(2) or setpgid(2).
-// The lease covers the job, so it is settled only once no live member of
-// the group is left. Zombies do not count: a corpse nobody reaps still
-// answers kill(-pgid, 0), but it does no work.
+// In the process-group form (jobform_linux.go) the job is the child's
+// process group: the child is its leader, and whatever it starts stays in
+// it unless it calls setsid(2) or setpgid(2). The lease covers the job, so
+// it is settled only once no live member of the group is left. Zombies do
+// not count: a corpse nobody reaps still answers kill(-pgid, 0), but it
+// does no work.
 
 // member is a live process of a job's group.
 type member struct {
@@ -53,35 +54,3 @@ func groupMembers(pgid int) []member {
 
 // groupPoll is how often a group that is being emptied is looked at.
 const groupPoll = 20 * time.Millisecond
-
-// endGroup makes sure nothing of the job is left once its child has
-// exited: the remaining members get SIGTERM (and SIGCONT, so a stopped one
-// sees it), then SIGKILL after grace — at once when kill is set. It
-// returns when the group is empty, reaping orphans meanwhile when reap is
-// set (leasewrap is their subreaper). It returns the members it signalled.
-func endGroup(pgid int, grace time.Duration, kill, reap bool) []member {
-	left := groupMembers(pgid)
-	if len(left) == 0 {
-		return nil
-	}
-	sig := unix.SIGTERM
-	if kill {
-		sig = unix.SIGKILL
-	}
-	unix.Kill(-pgid, sig)
-	unix.Kill(-pgid, unix.SIGCONT)
-	killAt := time.Now().Add(grace)
-	for {
-		if reap {
-			reapOrphans()
-		}
-		if len(groupMembers(pgid)) == 0 {
-			return left
-		}
-		if sig != unix.SIGKILL && !time.Now().Before(killAt) {
-			sig = unix.SIGKILL
-			unix.Kill(-pgid, unix.SIGKILL)
-		}
-		time.Sleep(groupPoll)
-	}
-}

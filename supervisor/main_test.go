@@ -71,6 +71,13 @@ func testMain(argv []string) int {
 		LeaveStrays: os.Getenv("T_LEAVE_STRAYS") == "1",
 		Logger:      slog.New(slog.NewTextHandler(os.Stderr, nil)),
 		ExitAfter:   os.Getenv("T_EXIT_AFTER") == "1",
+		Job:         JobMode(os.Getenv("T_JOB")),
+	}
+	if dir, ok := os.LookupEnv("T_CGROUP_PARENT"); ok {
+		cfg.cgroupParent = func() (string, error) { return dir, nil }
+	}
+	if os.Getenv("T_DEBUG") == "1" {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	err := Run(context.Background(), cfg)
 	if os.Getenv("T_SIGNAL_SELF_AFTER") == "1" {

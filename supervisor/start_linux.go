@@ -30,6 +30,8 @@ type child struct {
 	// tether, for an ephemeral lease, keeps the job from outliving
 	// leasewrap; nil otherwise.
 	tether *tether
+	// hold is what holds the job together (jobform_linux.go).
+	hold *jobHold
 }
 
 // signal sends s to the job: the child's whole process group.
@@ -37,6 +39,9 @@ func (ch *child) signal(s os.Signal) error {
 	sig, ok := s.(syscall.Signal)
 	if !ok {
 		return fmt.Errorf("supervisor: cannot forward %v", s)
+	}
+	if ch.hold != nil {
+		return ch.hold.signal(sig)
 	}
 	return unix.Kill(-ch.pgid, sig)
 }
@@ -74,6 +79,9 @@ func (c *Config) prepare(j *job, h inherit.Handover) *exec.Cmd {
 	cmd := &exec.Cmd{Path: j.path, Args: j.argv, Dir: c.Dir, Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr}
 	inherit.Attach(cmd, c.Env, h)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Foreground: c.foreground, Ctty: 0}
+	if j.hold != nil {
+		j.hold.into(cmd)
+	}
 	return cmd
 }
 

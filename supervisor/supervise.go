@@ -71,6 +71,20 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 	c.foreground = foregroundTTY(c.Stdin)
+	var err error
+	if main.hold, err = c.holdJob(c.Logger); err != nil {
+		return err
+	}
+	defer main.hold.close(c.Logger)
+	if pre != nil {
+		if pre.hold, err = c.holdJob(c.Logger); err != nil {
+			return err
+		}
+		defer pre.hold.close(c.Logger)
+	}
+	if main.hold.joined {
+		c.foreground = false // the terminal stays with the outer job's group
+	}
 	if c.Subreaper {
 		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 			return fmt.Errorf("supervisor: become a subreaper: %w", err)
@@ -192,7 +206,7 @@ func (c *Config) supervise(ctx context.Context, a *acquired, sigs, chld <-chan o
 	if err != nil {
 		// Checked before the child started (ValidateTiming): unreachable
 		// unless a kind changes its TTL.
-		a.child.signal(syscall.SIGKILL)
+		a.child.hold.killAll()
 		res = reap(a.child, chld, c.Subreaper, nil, nil)
 		return res, nil, err
 	}
@@ -277,25 +291,25 @@ func (c *Config) supervise(ctx context.Context, a *acquired, sigs, chld <-chan o
 	return res, k, nil
 }
 
-// endJob empties the job's process group once its child has exited, and
+// endJob empties the job once its child has exited, and
 // names what it had to stop. The remainder of a pid-only lease (the lease
 // already ended with the child's pid) and of a lost lease is killed at
 // once; otherwise it gets SIGTERM, then SIGKILL after the kill grace.
 func (c *Config) endJob(ch *child, lost bool, log *slog.Logger) {
 	kill := ch.pidOnly || lost
-	if left := endGroup(ch.pgid, c.KillGrace, kill, c.Subreaper); len(left) > 0 {
+	if left := ch.hold.end(c.KillGrace, kill, c.Subreaper); len(left) > 0 {
 		how := "SIGTERM, then SIGKILL after the kill grace"
 		if kill {
 			how = "SIGKILL"
 		}
 		log.Warn("child exited with processes of its job still running; stopped them before settling the lease",
-			"stopped", fmt.Sprint(left), "how", how, "pgid", ch.pgid)
+			"stopped", fmt.Sprint(left), "how", how, "job", ch.hold.String())
 	}
 }
 
-// stopper stops the job after the lease was lost: SIGTERM to its process
-// group at once, SIGKILL after the grace, whether or not the child itself
-// has exited by then. start is idempotent.
+// stopper stops the job after the lease was lost: SIGTERM to every member
+// at once, SIGKILL after the grace (cgroup.kill in the cgroup form),
+// whether or not the child itself has exited by then. start is idempotent.
 type stopper struct {
 	child *child
 	grace time.Duration
@@ -308,9 +322,9 @@ func (s *stopper) start() {
 	s.once.Do(func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		s.child.signal(syscall.SIGTERM)
-		s.child.signal(syscall.SIGCONT)
-		s.timer = time.AfterFunc(s.grace, func() { s.child.signal(syscall.SIGKILL) })
+		s.child.hold.signalAll(syscall.SIGTERM)
+		s.child.hold.signalAll(syscall.SIGCONT)
+		s.timer = time.AfterFunc(s.grace, s.child.hold.killAll)
 	})
 }
 

@@ -45,6 +45,10 @@ func Create(parent string) (*Group, error) {
 	return &Group{dir: dir, fd: fd}, nil
 }
 
+// Open returns the job cgroup at dir, made by another process (a job
+// guard's view of its leasewrap's cgroup); it has no FD.
+func Open(dir string) *Group { return &Group{dir: dir, fd: -1} }
+
 // Dir is the cgroup's directory.
 func (g *Group) Dir() string { return g.dir }
 
