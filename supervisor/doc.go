@@ -11,12 +11,17 @@
 // SIGINT/SIGTERM while waiting abort cleanly); the supervision phase is
 // another (the reaper, the signal forwarder, the renewer and, for kinds
 // that push it, a loss watcher). Losing the lease is an actor returning an
-// error, which interrupts the reaper actor: SIGTERM to the job's process
-// group, SIGKILL after the kill grace.
+// error, which interrupts the reaper actor: SIGTERM to every process of
+// the job, SIGKILL after the kill grace.
 //
-// The job is the child's process group. The lease is settled only once no
-// live member of the group is left: leftovers of a child that exited get
-// SIGTERM, then SIGKILL after the kill grace (Config.LeaveStrays opts out).
+// The job (Config.Job, jobform_linux.go) is a cgroup v2 of its own where
+// one can be created (the child is born in it with CLONE_INTO_CGROUP;
+// setsid and double forks stay in it; SIGKILL is cgroup.kill), else the
+// child's process group. The lease is settled only once no live member of
+// the job is left: leftovers of a child that exited get SIGTERM, then
+// SIGKILL after the kill grace (Config.LeaveStrays opts out). A nested
+// supervisor joins an outer process-group job (JobEnv) and nests its
+// cgroup in an outer cgroup job.
 //
 // Fencing. The renewer's fencing deadline (renew.Keeper) is a timer of its
 // own; a renewal that never returns cannot postpone it. A child that ended
@@ -36,7 +41,9 @@
 //
 // What is NOT guaranteed: the lease is advisory; processes that do not
 // speak the protocol are not stopped. A child that ignores SIGTERM is
-// killed after the grace, but descendants that left its process group
-// (setsid, setpgid) are not. Across hosts, only a TTL protects a lease (liveness checks are
+// killed after the grace; in the process-group form descendants that left
+// its group (setsid, setpgid) are not, and in the cgroup form a process
+// privileged to write elsewhere in the cgroup tree can move itself out.
+// Across hosts, only a TTL protects a lease (liveness checks are
 // local).
 package supervisor
