@@ -140,6 +140,8 @@ func selfPath(pc []byte) (string, error) {
 // Create checks the third condition, a kernel with cgroup.kill (5.14), on
 // the cgroup it creates: the root cgroup has none on any kernel.
 //
+// clone3(2), which starts a child inside a cgroup, must be allowed.
+//
 // A cgroup whose subtree_control enables controllers cannot hold
 // processes (the no-internal-process rule), but we are in ours, so it has
 // none enabled (or it is the root, where the rule does not apply): a child
@@ -153,6 +155,9 @@ func Parent() (string, error) {
 }
 
 func check(dir string) (string, error) {
+	if err := clone3(); err != nil {
+		return "", err
+	}
 	if unit := filepath.Base(dir); (strings.HasSuffix(unit, ".service") || strings.HasSuffix(unit, ".scope")) && !delegated(dir) {
 		return "", fmt.Errorf("%w: %s is the cgroup of systemd unit %s, which is not delegated (set Delegate=yes)", ErrUnavailable, dir, unit)
 	}
@@ -163,6 +168,18 @@ func check(dir string) (string, error) {
 		return "", fmt.Errorf("%w: %s/cgroup.procs is not writable (%v): a process cannot move below it", ErrUnavailable, dir, err)
 	}
 	return dir, nil
+}
+
+// clone3 checks that clone3(2) is allowed, which CLONE_INTO_CGROUP needs:
+// a seccomp profile (older container runtimes') may answer ENOSYS for it,
+// as do kernels before 5.3. Called with no arguments it fails with EINVAL
+// where it is available, and starts nothing.
+func clone3() error {
+	_, _, errno := unix.RawSyscall(unix.SYS_CLONE3, 0, 0, 0)
+	if errno == unix.ENOSYS || errno == unix.EPERM {
+		return fmt.Errorf("%w: clone3 is refused (%v): a seccomp profile forbids it, or the kernel is older than 5.3", ErrUnavailable, errno)
+	}
+	return nil
 }
 
 // delegated reports whether systemd marked dir as delegated (systemd 251

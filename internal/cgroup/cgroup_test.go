@@ -190,7 +190,8 @@ func TestNestedGroupInsideAPopulatedOne(t *testing.T) {
 }
 
 // Create sweeps the empty job cgroups of dead creators, never a populated
-// one nor one whose creator lives.
+// one, one whose creator lives, or a young one (its creator may live in
+// another pid namespace).
 func TestCreateSweepsWhatDeadCreatorsLeft(t *testing.T) {
 	base, err := Create(realParent(t))
 	if err != nil {
@@ -206,9 +207,16 @@ func TestCreateSweepsWhatDeadCreatorsLeft(t *testing.T) {
 	busyDead := filepath.Join(base.Dir(), fmt.Sprintf("%s%d-bbbb", Prefix, d))
 	live := filepath.Join(base.Dir(), fmt.Sprintf("%s%d-cccc", Prefix, os.Getppid()))
 	other := filepath.Join(base.Dir(), "not-ours")
-	for _, dir := range []string{emptyDead, busyDead, live, other} {
+	youngDead := filepath.Join(base.Dir(), fmt.Sprintf("%s%d-dddd", Prefix, d))
+	for _, dir := range []string{emptyDead, busyDead, live, other, youngDead} {
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-sweepAge - time.Minute)
+	for _, dir := range []string{emptyDead, busyDead, live, other} {
+		if err := os.Chtimes(dir, old, old); err != nil {
+			t.Fatalf("age %s: %v", dir, err)
 		}
 	}
 	(&Group{dir: busyDead}).Add(startIn(t, base, "sleep", "30").Process.Pid)
@@ -217,7 +225,7 @@ func TestCreateSweepsWhatDeadCreatorsLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	unix.Close(g.fd)
-	for dir, want := range map[string]bool{emptyDead: false, busyDead: true, live: true, other: true, g.Dir(): true} {
+	for dir, want := range map[string]bool{emptyDead: false, busyDead: true, live: true, other: true, youngDead: true, g.Dir(): true} {
 		_, err := os.Stat(dir)
 		if have := err == nil; have != want {
 			t.Errorf("%s: want exists=%v, have %v", filepath.Base(dir), want, have)

@@ -217,9 +217,14 @@ func removeAll(dir string) error {
 	}
 }
 
-// sweep removes at most max job cgroups under parent whose creator is gone
-// and that hold no process (cgroup.events says so for the whole subtree,
-// so no live nested leasewrap is below one).
+// sweepAge is how old a job cgroup must be before a sweep may remove it:
+// a creator in another pid namespace (sharing our cgroup) looks dead to
+// kill(2) while it may still be about to start its job there.
+const sweepAge = 10 * time.Minute
+
+// sweep removes at most max job cgroups under parent whose creator is gone,
+// that are older than sweepAge and that hold no process (cgroup.events
+// says so for the whole subtree, so no live nested leasewrap is below one).
 func sweep(parent string, max int) {
 	ents, err := os.ReadDir(parent)
 	if err != nil {
@@ -234,6 +239,9 @@ func sweep(parent string, max int) {
 			continue
 		}
 		dir := filepath.Join(parent, e.Name())
+		if fi, err := e.Info(); err != nil || time.Since(fi.ModTime()) < sweepAge {
+			continue
+		}
 		if pop, err := populated(dir); err != nil || pop {
 			continue
 		}
