@@ -4,21 +4,24 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/leasewrap/leasewrap/internal/procstat"
 )
 
-// In the process-group form (jobform_linux.go) the job is the child's
-// process group: the child is its leader, and whatever it starts stays in
-// it unless it calls setsid(2) or setpgid(2). The lease covers the job, so
-// it is settled only once no live member of the group is left. Zombies do
-// not count: a corpse nobody reaps still answers kill(-pgid, 0), but it
-// does no work.
+// The job is the child's process group: the child is its leader, and
+// whatever it starts stays in it unless it calls setsid(2) or setpgid(2).
+// The lease covers the job, so it is settled only once no live member of
+// the group is left. Zombies do not count: a corpse nobody reaps still
+// answers kill(-pgid, 0), but it does no work. jobHold (jobform_linux.go)
+// is the one place that knows the job's form, and uses procGroup for this
+// one: signalling it, and listing what is left.
 
-// member is a live process of a job's group.
+// procGroup is a job in the process-group form.
+type procGroup struct{ pgid int }
+
+// member is a live process of a job.
 type member struct {
 	pid  int
 	comm string
@@ -26,16 +29,20 @@ type member struct {
 
 func (m member) String() string { return fmt.Sprintf("%d (%s)", m.pid, m.comm) }
 
-// groupMembers lists the live (not zombie) processes of group pgid. A
-// cheap kill(-pgid, 0) answers "empty" without reading /proc.
-func groupMembers(pgid int) []member {
-	if err := unix.Kill(-pgid, 0); err == unix.ESRCH {
+// signal sends sig to every member of the job.
+func (g procGroup) signal(sig unix.Signal) error { return unix.Kill(-g.pgid, sig) }
+
+// members lists the job's live (not zombie) processes; none means the
+// job is over. A cheap kill(-pgid, 0) answers "empty" without reading
+// /proc.
+func (g procGroup) members() []member {
+	if err := unix.Kill(-g.pgid, 0); err == unix.ESRCH {
 		return nil
 	}
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		// No /proc: trust kill(2), corpses included.
-		return []member{{pid: -pgid, comm: "?"}}
+		return []member{{pid: -g.pgid, comm: "?"}}
 	}
 	var out []member
 	for _, e := range ents {
@@ -44,13 +51,10 @@ func groupMembers(pgid int) []member {
 			continue
 		}
 		st, err := procstat.Read(pid)
-		if err != nil || st.PGRP != pgid || !st.Live() {
+		if err != nil || st.PGRP != g.pgid || !st.Live() {
 			continue // gone meanwhile, another group, or a corpse
 		}
 		out = append(out, member{pid: pid, comm: st.Comm})
 	}
 	return out
 }
-
-// groupPoll is how often a group that is being emptied is looked at.
-const groupPoll = 20 * time.Millisecond

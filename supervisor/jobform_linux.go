@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -144,64 +143,67 @@ func (h *jobHold) into(cmd *exec.Cmd) {
 	cmd.Env = append(cmd.Env, JobEnv+"="+v)
 }
 
-// started records the started child.
+// started makes h the started child's job.
 func (h *jobHold) started(ch *child) {
-	ch.hold = h
+	h.pgid = ch.pid
 	if h.joined {
 		h.pgid = unix.Getpgrp()
-		ch.pgid = h.pgid
-	} else {
-		h.pgid = ch.pid
 	}
+	ch.group = h
 }
 
-// signal forwards sig to the job: to its process group, or, when that is
-// an outer wrapper's, to every member (the group would include leasewrap).
-func (h *jobHold) signal(sig unix.Signal) error {
+// pgroupHold is the process-group form for a child of its own group.
+func pgroupHold(pgid int) *jobHold { return &jobHold{pgid: pgid} }
+
+// forward passes a forwarded signal on to the job: to its process group,
+// or, when that is an outer wrapper's, to every member (the group would
+// include leasewrap).
+func (h *jobHold) forward(sig unix.Signal) error {
 	if h.joined {
-		h.signalAll(sig)
-		return nil
+		return h.signal(sig)
 	}
 	return unix.Kill(-h.pgid, sig)
 }
 
-// signalAll sends sig to every member of the job.
-func (h *jobHold) signalAll(sig unix.Signal) {
+// signal sends sig to every member of the job: the cgroup's members (and
+// its process group, for what it forks meanwhile), the joined job's
+// members, or the process group. SIGKILL of a cgroup job is cgroup.kill,
+// which also reaches what forks meanwhile.
+func (h *jobHold) signal(sig unix.Signal) error {
 	switch {
 	case h.cg != nil:
-		h.cg.Signal(sig)
-		if !h.joined {
-			unix.Kill(-h.pgid, sig) // and what the group forked meanwhile
+		if sig == unix.SIGKILL {
+			if err := h.cg.Kill(); err == nil {
+				return nil
+			}
 		}
+		err := h.cg.Signal(sig)
+		if !h.joined {
+			unix.Kill(-h.pgid, sig)
+		}
+		return err
 	case h.joined:
 		for _, m := range h.members() {
 			unix.Kill(m.pid, sig)
 		}
-	default:
-		unix.Kill(-h.pgid, sig)
+		return nil
 	}
+	return procGroup{h.pgid}.signal(sig)
 }
 
-// killAll SIGKILLs the job: at once and entirely in a cgroup
-// (cgroup.kill), the group otherwise.
-func (h *jobHold) killAll() {
-	if h.cg != nil {
-		if err := h.cg.Kill(); err == nil {
-			return
-		}
-	}
-	h.signalAll(unix.SIGKILL)
-}
-
-// members lists the job's live processes: the cgroup's, leasewrap's
-// descendants in a joined group (orphans are re-parented to leasewrap
-// when it is their subreaper), or the process group's.
+// members lists the job's live processes; none means the job is over:
+// the cgroup is not populated; in a joined group, leasewrap's descendants
+// (orphans are re-parented to leasewrap when it is their subreaper); the
+// process group's members otherwise.
 func (h *jobHold) members() []member {
 	switch {
 	case h.cg != nil:
+		if pop, err := h.cg.Populated(); err == nil && !pop {
+			return nil
+		}
 		pids, err := h.cg.Members()
 		if err != nil && len(pids) == 0 {
-			pids = []int{0} // unreadable: not proven empty
+			return []member{{pid: 0, comm: "?"}} // unreadable: not proven empty
 		}
 		out := make([]member, 0, len(pids))
 		for _, pid := range pids {
@@ -215,60 +217,7 @@ func (h *jobHold) members() []member {
 	case h.joined:
 		return descendants(os.Getpid(), h.guard)
 	}
-	return groupMembers(h.pgid)
-}
-
-// wait returns true once the job is empty, false after d.
-func (h *jobHold) wait(d time.Duration) bool {
-	if h.cg != nil {
-		empty, err := h.cg.Wait(d)
-		if err == nil {
-			return empty
-		}
-	}
-	for end := time.Now().Add(d); ; time.Sleep(groupPoll) {
-		if len(h.members()) == 0 {
-			return true
-		}
-		if !time.Now().Before(end) {
-			return false
-		}
-	}
-}
-
-// end makes sure nothing of the job is left once its child has exited:
-// the remaining members get SIGTERM (and SIGCONT, so a stopped one sees
-// it), then SIGKILL after grace — at once when kill is set. It returns
-// when the job is empty, reaping orphans meanwhile when reap is set
-// (leasewrap is their subreaper). It returns the members it signalled.
-func (h *jobHold) end(grace time.Duration, kill, reap bool) []member {
-	left := h.members()
-	if len(left) == 0 {
-		return nil
-	}
-	if kill {
-		h.killAll()
-	} else {
-		h.signalAll(unix.SIGTERM)
-		h.signalAll(unix.SIGCONT)
-	}
-	killAt := time.Now().Add(grace)
-	slice := groupPoll
-	if h.cg != nil {
-		slice = 100 * time.Millisecond // woken at once by cgroup.events
-	}
-	for {
-		if reap {
-			reapOrphans()
-		}
-		if h.wait(slice) {
-			return left
-		}
-		if !kill && !time.Now().Before(killAt) {
-			kill = true
-			h.killAll()
-		}
-	}
+	return procGroup{h.pgid}.members()
 }
 
 // guardEnv is what a tethered job's guard kills when leasewrap dies.

@@ -15,8 +15,8 @@ import (
 	"github.com/leasewrap/leasewrap/internal/cgroup"
 )
 
-// An ephemeral lease (lease.Ephemeral: an etcd session, kept alive only by
-// leasewrap's keep-alives) expires soon after leasewrap dies, and another
+// A lease that dies with leasewrap (lease.DiesWithLeasewrap: an etcd
+// session, kept alive only by leasewrap's keep-alives) expires soon after leasewrap dies, and another
 // host then takes it: the job must not outlive leasewrap. Two mechanisms:
 //
 //   - the child gets Pdeathsig SIGKILL. It fires when the OS thread that
@@ -69,10 +69,12 @@ func startTethered(cmd *exec.Cmd, guardExe string, hold *jobHold) (*child, error
 	if err := <-errc; err != nil {
 		return nil, startError(cmd.Path, err)
 	}
-	ch := &child{cmd: cmd, pid: cmd.Process.Pid, pgid: cmd.Process.Pid, tether: t}
-	hold.started(ch)
-	if err := t.startGuard(guardExe, hold); err != nil {
-		hold.killAll()
+	ch := &child{cmd: cmd, pid: cmd.Process.Pid, group: pgroupHold(cmd.Process.Pid), tether: t}
+	if hold != nil {
+		hold.started(ch)
+	}
+	if err := t.startGuard(guardExe, ch.group); err != nil {
+		ch.group.signal(unix.SIGKILL)
 		close(t.release)
 		var ws unix.WaitStatus
 		unix.Wait4(ch.pid, &ws, 0, nil)
