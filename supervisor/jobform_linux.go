@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -75,6 +76,10 @@ func (c *Config) holdJob(log *slog.Logger) (*jobHold, error) {
 		parent = c.cgroupParent
 	}
 	dir, err := parent()
+	if errors.Is(err, cgroup.ErrUndelegated) && c.Job == JobCgroup {
+		log.Debug("our cgroup is a systemd unit's not marked delegated; --job cgroup uses it anyway", "why", err.Error())
+		err = nil
+	}
 	if err == nil {
 		h.cg, err = cgroup.Create(dir)
 	}

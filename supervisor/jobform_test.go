@@ -170,3 +170,28 @@ func TestJobFormFallsBackToTheProcessGroup(t *testing.T) {
 		t.Fatalf("want nothing left in %s, have %v", notCgroup, ents)
 	}
 }
+
+// A systemd unit's cgroup not marked delegated (systemd before 251 marks
+// none): auto falls back to the process group, --job cgroup uses it.
+func TestUndelegatedUnitIsUsedOnlyWhenAskedFor(t *testing.T) {
+	needCgroup(t)
+	for _, form := range []string{"auto", "cgroup"} {
+		t.Run(form, func(t *testing.T) {
+			dir := t.TempDir()
+			have, s := runSup(t, testEnv(dir, "T_CGROUP_UNDELEGATED=1", "T_JOB="+form, "T_DEBUG=1"), "sh", "-c", `echo "$`+JobEnv+`"`)
+			if have != 0 {
+				t.Fatalf("want 0, have %d\n%s", have, &s.stderr)
+			}
+			want := "pgroup:"
+			if form == "cgroup" {
+				want = "cgroup:"
+				contains(t, s.stderr.String(), "--job cgroup uses it anyway")
+			} else {
+				contains(t, s.stderr.String(), "job form: process group")
+			}
+			if !strings.HasPrefix(s.stdout.String(), want) {
+				t.Fatalf("want %s…, have %q\n%s", want, s.stdout.String(), &s.stderr)
+			}
+		})
+	}
+}

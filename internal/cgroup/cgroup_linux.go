@@ -19,6 +19,12 @@ import (
 // place to create a job cgroup.
 var ErrUnavailable = errors.New("cgroup: no cgroup v2 directory of our own")
 
+// ErrUndelegated is wrapped (with ErrUnavailable) when our cgroup is a
+// systemd unit's that systemd did not mark as delegated. systemd before 251
+// marks no delegated cgroup, so Parent then also returns the directory:
+// a caller told by its user that the unit has Delegate=yes may use it.
+var ErrUndelegated = errors.New("cgroup: systemd unit not delegated")
+
 // Prefix starts the name of every job cgroup leasewrap creates:
 // leasewrap-<creator pid>-<random hex>.
 const Prefix = "leasewrap-"
@@ -135,7 +141,8 @@ func selfPath(pc []byte) (string, error) {
 //   - it is not a systemd unit's cgroup without delegation (a name ending
 //     in .service or .scope with no trusted.delegate or user.delegate
 //     attribute): systemd owns the tree below a unit it did not delegate,
-//     root or not.
+//     root or not. This error also wraps ErrUndelegated and comes with the
+//     directory (see ErrUndelegated).
 //
 // Create checks the third condition, a kernel with cgroup.kill (5.14), on
 // the cgroup it creates: the root cgroup has none on any kernel.
@@ -158,14 +165,14 @@ func check(dir string) (string, error) {
 	if err := clone3(); err != nil {
 		return "", err
 	}
-	if unit := filepath.Base(dir); (strings.HasSuffix(unit, ".service") || strings.HasSuffix(unit, ".scope")) && !delegated(dir) {
-		return "", fmt.Errorf("%w: %s is the cgroup of systemd unit %s, which is not delegated (set Delegate=yes)", ErrUnavailable, dir, unit)
-	}
 	if err := unix.Access(dir, unix.W_OK); err != nil {
 		return "", fmt.Errorf("%w: our cgroup %s is not writable (%v): not root and not a delegated subtree", ErrUnavailable, dir, err)
 	}
 	if err := unix.Access(filepath.Join(dir, "cgroup.procs"), unix.W_OK); err != nil {
 		return "", fmt.Errorf("%w: %s/cgroup.procs is not writable (%v): a process cannot move below it", ErrUnavailable, dir, err)
+	}
+	if unit := filepath.Base(dir); (strings.HasSuffix(unit, ".service") || strings.HasSuffix(unit, ".scope")) && !delegated(dir) {
+		return dir, fmt.Errorf("%w: %w: %s is the cgroup of systemd unit %s, not marked delegated (set Delegate=yes; systemd before 251 marks none)", ErrUnavailable, ErrUndelegated, dir, unit)
 	}
 	return dir, nil
 }

@@ -250,8 +250,8 @@ func TestCheckRefusals(t *testing.T) {
 	if err := os.Mkdir(unit, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := check(unit); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "Delegate=yes") {
-		t.Fatalf("undelegated unit: want Delegate=yes named, have %v", err)
+	if dir, err := check(unit); !errors.Is(err, ErrUnavailable) || !errors.Is(err, ErrUndelegated) || dir != unit || !strings.Contains(err.Error(), "Delegate=yes") {
+		t.Fatalf("undelegated unit: want the directory and Delegate=yes named, have %q %v", dir, err)
 	}
 	if err := unix.Setxattr(unit, "trusted.delegate", []byte("1"), 0); err == nil {
 		if _, err := check(unit); err != nil {
