@@ -103,7 +103,8 @@ func TestNestedLockEndsWithTheRevokedOuterLease(t *testing.T) {
 }
 
 // A SIGKILLed leasewrap's job guard kills the job cgroup: a setsid'd
-// descendant, which the process-group guard never reached, dies too.
+// descendant, which the process-group guard never reached, dies too; the
+// guard then removes the cgroup.
 func TestWrapperSIGKILLTakesASetsidDescendantAlong(t *testing.T) {
 	needCgroup(t)
 	c := etcdtest.Start(t, etcdtest.Options{})
@@ -111,7 +112,24 @@ func TestWrapperSIGKILLTakesASetsidDescendantAlong(t *testing.T) {
 	script := fmt.Sprintf(`setsid sh -c 'trap "" TERM; echo $$ > %[1]s.tmp; mv %[1]s.tmp %[1]s; exec sleep 60' & exec sleep 60`, pidFile)
 	w := startLW(t, nil, lockArgs("kill-esc", c.Endpoints(), append([]string{"--job", "cgroup"}, fast...), "sh", "-c", script)...)
 	pid := readPID(t, pidFile)
+	parent, err := cgroup.Parent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pattern := filepath.Join(parent, fmt.Sprintf("%s%d-*", cgroup.Prefix, w.cmd.Process.Pid))
+	if cgs, _ := filepath.Glob(pattern); len(cgs) != 1 {
+		t.Fatalf("want the wrapper's one job cgroup at %s, have %v", pattern, cgs)
+	}
 	w.cmd.Process.Kill() // the wrapper only, not its group
 	gone := waitGone(t, pid, 5*time.Second)
 	t.Logf("wrapper SIGKILLed: setsid'd descendant gone after %v", gone)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		left, _ := filepath.Glob(pattern)
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the guard left the job cgroup %v", left)
+		}
+	}
 }
