@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/cgroup"
 	"github.com/leasewrap/leasewrap/internal/procstat"
+	"github.com/leasewrap/leasewrap/supervisor"
 )
 
 // Issue 17, "the job is everything it started": the two repros, across
@@ -184,5 +186,54 @@ func TestNestedLeasewrapEndsWithTheOuterLease(t *testing.T) {
 				noOrphans(t)
 			})
 		}
+	}
+}
+
+// Where leasewrap may not write its cgroup (here: a real unprivileged
+// user, uid 65534, on a host whose cgroups root owns), --job auto runs the
+// job as a process group and says why at debug level; --job cgroup exits
+// 70 and runs nothing.
+func TestJobFormFallsBackForAnUnprivilegedUser(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to switch to uid 65534")
+	}
+	if _, err := cgroup.Parent(); err != nil {
+		t.Skipf("no cgroup form here even for root: %v", err) // the fallback is then every run's
+	}
+	base, err := os.MkdirTemp("", "leasewrap-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	os.Chmod(base, 0o755) // uid 65534 must reach the binary
+	bin := filepath.Join(base, "leasewrap")
+	if b, err := os.ReadFile(lwBin); err != nil || os.WriteFile(bin, b, 0o755) != nil {
+		t.Fatal("copy leasewrap", err)
+	}
+	root := filepath.Join(base, "claims")
+	os.Mkdir(root, 0o755)
+	os.Chown(root, 65534, 65534)
+	ran := filepath.Join(root, "ran")
+	run := func(job string) result {
+		cmd := exec.Command(bin, "--log-level", "debug", "claim", "run", "k-"+job, "--root", root, "--job", job,
+			"--", "sh", "-c", `echo "$`+supervisor.JobEnv+`"; touch `+ran)
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "FNO_EVENTS_PATH=/dev/null", "LEASEWRAP_LOG_FORMAT=text"}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		var out, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &stderr
+		err := cmd.Run()
+		return resultOf(cmd, err, out.String(), stderr.String())
+	}
+	r := run("auto")
+	if r.code != 0 || !strings.HasPrefix(r.out, "pgroup:") || !strings.Contains(r.err, "job form: process group") || !strings.Contains(r.err, "not writable") {
+		t.Fatalf("auto as uid 65534: want 0, a process-group job and the reason logged, have %v", r)
+	}
+	os.Remove(ran)
+	r = run("cgroup")
+	if r.code != 70 || !strings.Contains(r.err, "--job cgroup") {
+		t.Fatalf("--job cgroup as uid 65534: want 70 naming the flag, have %v", r)
+	}
+	if _, err := os.Stat(ran); !os.IsNotExist(err) {
+		t.Fatal("--job cgroup without a cgroup ran the command")
 	}
 }
