@@ -23,9 +23,10 @@ import (
 var localKinds = []kind{kindClaimPtrace, kindClaimGate, kindClaimTTL, kindReserve, kindSession}
 
 // escapeScript leaves a setsid'd, TERM-ignoring process behind, writes
-// its pid to pidf and exits 0 (the issue's repro, with the pid recorded).
+// its pid to pidf and exits 0 (the issue's repro, with the pid recorded);
+// its own pid goes to pidf.sh first.
 func escapeScript(pidf string) string {
-	return fmt.Sprintf(`setsid sh -c 'trap "" TERM; echo $$ > %[1]s.tmp; mv %[1]s.tmp %[1]s; exec sleep 30' & while [ ! -s %[1]s ]; do sleep 0.01; done; exit 0`, pidf)
+	return fmt.Sprintf(`echo $$ > %[1]s.sh; setsid sh -c 'trap "" TERM; echo $$ > %[1]s.tmp; mv %[1]s.tmp %[1]s; exec sleep 30' & while [ ! -s %[1]s ]; do sleep 0.01; done; exit 0`, pidf)
 }
 
 // readPIDFile waits up to 10 s for a pid written to path, failing at once
@@ -94,6 +95,14 @@ func TestSetsidEscapeeKeepsTheLease(t *testing.T) {
 			done := make(chan result, 1)
 			go func() { done <- runBounded(t, e.lwCmd(nil, args...), nil) }()
 			esc := readPIDFile(t, pidf, done)
+			// The command has exited: from now on the escapee is a
+			// straggler of the job.
+			sh := readPIDFile(t, pidf+".sh", done)
+			for deadline := time.Now().Add(10 * time.Second); running(sh); time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the command %d still runs 10 s after its escapee started", sh)
+				}
+			}
 			if pidOnly {
 				r := <-done
 				if r.code != 0 || running(esc) || !strings.Contains(r.err, "how=SIGKILL") {

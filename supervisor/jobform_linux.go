@@ -203,8 +203,9 @@ func (h *jobHold) signal(sig unix.Signal) error {
 func (h *jobHold) members() []member {
 	switch {
 	case h.cg != nil:
-		if pop, err := h.cg.Populated(); err == nil && !pop {
-			return nil
+		pop, err := h.cg.Populated()
+		if (err == nil && !pop) || errors.Is(err, os.ErrNotExist) {
+			return nil // a cgroup can only be removed once empty
 		}
 		pids, err := h.cg.Members()
 		if err != nil && len(pids) == 0 {
