@@ -189,7 +189,7 @@ func (l *loop) run(ctx context.Context) (status lease.Result, loss error) {
 					how = "SIGKILL"
 				}
 				l.log.Warn("child exited with processes of its job still running; stopping them before settling the lease",
-					"count", len(left), "first", fmt.Sprint(firstMembers(left)), "how", how, "pgid", ch.group.pgid)
+					"count", len(left), "first", fmt.Sprint(firstMembers(left)), "how", how, "job", ch.group.String())
 				stop(now)
 				poll.Reset(groupPoll)
 			}
