@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -45,6 +46,36 @@ func TestExitCodeIsTheOneContract(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if have := ExitCode(tc.err, io.Discard); have != tc.want {
 				t.Fatalf("want %d, have %d", tc.want, have)
+			}
+		})
+	}
+}
+
+// TestQuietSilencesOnlySkipsAndLoss: under -q a skipped run (held, wait
+// timed out, whatever the conflict code) and a lost lease (the supervisor
+// has logged it) print no final line; a usage or internal error still
+// does. Without -q every error line is printed.
+func TestQuietSilencesOnlySkipsAndLoss(t *testing.T) {
+	held := &lease.HeldError{Kind: "flock", Key: "/k"}
+	for _, tc := range []struct {
+		name   string
+		err    error
+		silent bool
+	}{
+		{"held", &RunError{Err: held, ConflictCode: 0}, true},
+		{"wait timed out", &RunError{Err: fmt.Errorf("%w: %w", supervisor.ErrWaitTimeout, held), ConflictCode: 75}, true},
+		{"lost", &RunError{Err: fmt.Errorf("x: %w", lease.ErrLost)}, true},
+		{"usage", fmt.Errorf("%w: bad", ErrUsage), false},
+		{"internal", errors.New("boom"), false},
+		{"refused", fmt.Errorf("x: %w", lease.ErrRefused), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, quiet := range []bool{false, true} {
+				var b strings.Builder
+				ExitCode(tc.err, quietSink(quiet, tc.err, &b))
+				if silent := b.Len() == 0; silent != (quiet && tc.silent) {
+					t.Fatalf("quiet=%v: want silent=%v, have %q", quiet, quiet && tc.silent, b.String())
+				}
 			}
 		})
 	}
