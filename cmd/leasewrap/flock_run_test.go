@@ -265,3 +265,36 @@ func TestFlockRunRefusesWhatItMustNotLock(t *testing.T) {
 		t.Fatal("a file was created through the dangling symlink")
 	}
 }
+
+// TestFlockRunJob: what every run verb does holds for the flock kind: a
+// SIGTERM to leasewrap reaches the job, death by signal N is 128+N, and
+// a straggler that inherited the locked descriptor is stopped before
+// leasewrap exits, so the lock is free afterwards.
+func TestFlockRunJob(t *testing.T) {
+	needFlock1(t)
+	dir := t.TempDir()
+	lock := filepath.Join(dir, "job.lock")
+
+	ready := filepath.Join(dir, "ready")
+	p := startLW(t, nil, "flock", "run", lock, "--", "sh", "-c", "trap 'exit 7' TERM; touch "+ready+"; while :; do sleep 0.02; done")
+	waitFor(t, "the job", func() bool { return exists(ready) })
+	p.Cmd.Process.Signal(syscall.SIGTERM)
+	if have := p.wait(t); have != 7 {
+		t.Fatalf("SIGTERM forwarded: want the job's 7, have %d\n%s", have, &p.stderr)
+	}
+
+	if have, q := runLW(t, nil, "flock", "run", lock, "--", "sh", "-c", "kill -KILL $$"); have != 128+9 {
+		t.Fatalf("job killed by SIGKILL: want 137, have %d\n%s", have, &q.stderr)
+	}
+
+	have, q := runLW(t, nil, "flock", "run", lock, "--kill-grace", "2s", "--", "sh", "-c", "sleep 30 & exit 3")
+	if have != 3 {
+		t.Fatalf("job with a straggler: want the job's 3, have %d\n%s", have, &q.stderr)
+	}
+	if !flockN(t, "-x", lock) {
+		t.Fatal("the lock is still held after leasewrap exited: its straggler was left running with the descriptor")
+	}
+	if !strings.Contains(q.stderr.String(), "still running") {
+		t.Fatalf("want the straggler named, have:\n%s", &q.stderr)
+	}
+}
