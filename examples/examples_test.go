@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -327,5 +328,35 @@ func TestChildrenUnderEveryKind(t *testing.T) {
 		if code, out := run(t, vars, abs); code != 2 {
 			t.Fatalf("%s alone: want 2 (refuses to run unprotected), have %d:\n%s", child, code, out)
 		}
+	}
+}
+
+// cronTime matches the five time fields of a crontab line.
+var cronTime = regexp.MustCompile(`^([0-9*/,-]+ ){4}[0-9*/,-]+$`)
+
+// TestReadmeCrontabLinesAreTested: every crontab line the README shows is
+// one of examples/cron/crontab's, which TestCrontab runs as cron does.
+func TestReadmeCrontabLinesAreTested(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tested := map[string]bool{}
+	f, _ := os.ReadFile("cron/crontab")
+	for _, l := range strings.Split(string(f), "\n") {
+		tested[strings.TrimSpace(l)] = true
+	}
+	n := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		l = strings.TrimSpace(l)
+		if fs := strings.Fields(l); len(fs) > 5 && fs[5] == "leasewrap" && cronTime.MatchString(strings.Join(fs[:5], " ")) {
+			n++
+			if !tested[l] {
+				t.Errorf("README's crontab line is not in examples/cron/crontab (so no test runs it):\n%s", l)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("found no crontab line in the README")
 	}
 }
