@@ -177,6 +177,10 @@ func TestFlockRunSIGKILLLeavesTheLockWithTheJob(t *testing.T) {
 	if flockN(t, "-x", lock) {
 		t.Fatal("flock -n got the lock after leasewrap was SIGKILLed while its job still ran")
 	}
+	have, q := runLW(t, nil, "flock", "run", lock, "--", "true")
+	if have != 75 || !strings.Contains(q.stderr.String(), "taken by a process that has exited") {
+		t.Fatalf("want 75 saying the taker exited and its job holds the lock, have %d:\n%s", have, &q.stderr)
+	}
 	os.WriteFile(gone, nil, 0o644)
 	waitFor(t, "the job to exit", func() bool { return !alive(job) })
 	waitFor(t, "the lock to be free", func() bool { return flockN(t, "-x", lock) })

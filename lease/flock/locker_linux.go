@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/leasewrap/leasewrap/internal/fdlock"
+	"github.com/leasewrap/leasewrap/internal/procstat"
 	"github.com/leasewrap/leasewrap/internal/safefile"
 	"github.com/leasewrap/leasewrap/lease"
 	"github.com/leasewrap/leasewrap/lease/fswatch"
@@ -146,13 +147,25 @@ func (l *Locker) held() error {
 	if unix.Fstat(int(l.f.Fd()), &st) == nil {
 		if pid, mode, ok := lockHolder(procLocks, uint64(st.Dev), st.Ino); ok {
 			h.PID = pid
-			h.Detail = mode + " flock, taken by that pid (flock(1) or leasewrap); it lasts while any process holding its descriptor runs"
-			if pid == 0 {
-				h.Detail = mode + " flock, taken by a process outside this pid namespace"
-			}
+			h.Detail = takenBy(pid, mode)
 		}
 	}
 	return h
+}
+
+// takenBy says, for people, who took the lock: /proc/locks names the
+// process that called flock(2), which may have exited since, leaving the
+// lock with the processes it passed the descriptor to (a SIGKILLed
+// leasewrap's job).
+func takenBy(pid int, mode string) string {
+	if pid == 0 {
+		return mode + " lock taken by a process outside this pid namespace"
+	}
+	st, err := procstat.Read(pid)
+	if err != nil || !st.Live() {
+		return mode + " lock taken by a process that has exited; processes it passed the descriptor to still hold it"
+	}
+	return fmt.Sprintf("%s lock taken by %q; it lasts while any process holding that descriptor runs", mode, st.Comm)
 }
 
 // open opens the lock file as flock(1) does (O_RDONLY|O_CREAT|O_NOCTTY,
