@@ -151,7 +151,7 @@ func newCronScratch(t *testing.T) *cronScratch {
 	fake := func(name string) string {
 		p := filepath.Join(home, name)
 		script := "#!/bin/sh\necho " + name + " >> " + s.witness + "\n" +
-			"if [ -e " + s.block + " ]; then touch " + s.ready + "; while [ ! -e " + s.gone + " ]; do sleep 0.02; done; fi\n"
+			"if [ -e " + s.block + " ]; then touch " + s.ready + "; while [ ! -e " + s.gone + " ] && [ -d " + home + " ]; do sleep 0.02; done; fi\n"
 		os.WriteFile(p, []byte(script), 0o755)
 		return p
 	}

@@ -121,7 +121,7 @@ func TestSystemdUnitAgreesWithLeasewrap(t *testing.T) {
 	}
 
 	ready, gone := filepath.Join(s.home, "f.ready"), filepath.Join(s.home, "f.gone")
-	holder := exec.Command("flock", lock, "sh", "-c", "touch "+ready+"; while [ ! -e "+gone+" ]; do sleep 0.02; done")
+	holder := exec.Command("flock", lock, "sh", "-c", "touch "+ready+"; while [ ! -e "+gone+" ] && [ -d "+s.home+" ]; do sleep 0.02; done")
 	if err := holder.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestSystemdUnitAgreesWithLeasewrap(t *testing.T) {
 
 	// systemctl stop, KillMode=mixed: SIGTERM to the main process only.
 	job := filepath.Join(s.home, "job.sh")
-	os.WriteFile(job, []byte("#!/bin/sh\ntrap 'echo term >> "+s.witness+"; exit 0' TERM\ntouch "+s.ready+"\nwhile :; do sleep 0.02; done\n"), 0o755)
+	os.WriteFile(job, []byte("#!/bin/sh\ntrap 'echo term >> "+s.witness+"; exit 0' TERM\ntouch "+s.ready+"\nwhile [ -d "+s.home+" ]; do sleep 0.02; done\n"), 0o755)
 	argv[len(argv)-1] = job
 	main := exe()
 	var mainOut strings.Builder

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/leasewrap/leasewrap/internal/testutil"
 )
@@ -33,6 +34,13 @@ func flockN(t *testing.T, mode, path string) bool {
 func startFlock1(t *testing.T, mode, path, ready, gone string) *testutil.Proc {
 	t.Helper()
 	p := testutil.Start(t, exec.Command("flock", mode, path, "sh", "-c", holdUntil(ready, gone)))
+	t.Cleanup(func() { // before the kill of flock(1) alone, which would orphan its command
+		os.WriteFile(gone, nil, 0o644)
+		select {
+		case <-p.Done():
+		case <-time.After(10 * time.Second):
+		}
+	})
 	waitFor(t, "flock(1)'s command", func() bool { return exists(ready) })
 	return p
 }
@@ -113,7 +121,6 @@ func TestFlockRunExcludesFlock1(t *testing.T) {
 	t.Run("wait runs out", func(t *testing.T) {
 		ready, gone := filepath.Join(dir, "w.ready"), filepath.Join(dir, "w.gone")
 		startFlock1(t, "-x", lock, ready, gone)
-		defer os.WriteFile(gone, nil, 0o644)
 		have, p := runLW(t, nil, "flock", "run", lock, "--wait", "300ms", "--", "true")
 		if have != 75 {
 			t.Fatalf("want 75 after the wait, have %d\n%s", have, &p.stderr)
@@ -150,7 +157,6 @@ func TestFlockRunSharedMode(t *testing.T) {
 	// flock(1) holding it shared: a shared leasewrap runs, an exclusive one does not.
 	ready2, gone2 := filepath.Join(dir, "ready2"), filepath.Join(dir, "gone2")
 	startFlock1(t, "-s", lock, ready2, gone2)
-	defer os.WriteFile(gone2, nil, 0o644)
 	if have, q := runLW(t, nil, "flock", "run", lock, "-s", "--", "true"); have != 0 {
 		t.Fatalf("shared under flock -s: want 0, have %d\n%s", have, &q.stderr)
 	}
@@ -280,7 +286,7 @@ func TestFlockRunJob(t *testing.T) {
 	lock := filepath.Join(dir, "job.lock")
 
 	ready := filepath.Join(dir, "ready")
-	p := startLW(t, nil, "flock", "run", lock, "--", "sh", "-c", "trap 'exit 7' TERM; touch "+ready+"; while :; do sleep 0.02; done")
+	p := startLW(t, nil, "flock", "run", lock, "--", "sh", "-c", "trap 'exit 7' TERM; touch "+ready+"; "+waitUntil(filepath.Join(dir, "never")))
 	waitFor(t, "the job", func() bool { return exists(ready) })
 	p.Cmd.Process.Signal(syscall.SIGTERM)
 	if have := p.wait(t); have != 7 {

@@ -89,7 +89,7 @@ func TestNotifyWakesOnFlock1Release(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "w.lock")
 	ready, gone := filepath.Join(dir, "ready"), filepath.Join(dir, "gone")
-	testutil.Start(t, exec.Command("flock", path, "sh", "-c", "touch "+ready+"; while [ ! -e "+gone+" ]; do sleep 0.02; done"))
+	testutil.Start(t, exec.Command("flock", path, "sh", "-c", "touch "+ready+"; while [ ! -e "+gone+" ] && [ -d "+dir+" ]; do sleep 0.02; done"))
 	testutil.WaitFor(t, "flock(1) to hold", 10*time.Second, func() bool { _, err := os.Stat(ready); return err == nil })
 	l := newLocker(t, path, false)
 	w, err := l.Notify(context.Background())
