@@ -118,7 +118,7 @@ func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
 	}
 	f := l.f
 	l.f = nil
-	return &Lease{f: f}, nil
+	return &Lease{f: f, holder: l.holder}, nil
 }
 
 // Close closes the descriptor of attempts that did not take the lock. It
@@ -195,13 +195,17 @@ func open(path string) (*os.File, error) {
 
 // Lease is a held flock: the open file description that carries it.
 type Lease struct {
-	f *os.File
+	f      *os.File
+	holder string
 }
 
 var (
 	_ lease.Lease      = (*Lease)(nil)
 	_ lease.FileHolder = (*Lease)(nil)
 )
+
+// Holder is the configured holder identity (LEASEWRAP_HOLDER).
+func (s *Lease) Holder() string { return s.holder }
 
 // Env adds nothing: LEASEWRAP_FD says which descriptor holds the lock.
 func (*Lease) Env() []string { return nil }
