@@ -91,9 +91,6 @@ func (l *Locker) Kind() string { return Kind }
 // Key is the lock file's absolute path.
 func (l *Locker) Key() string { return l.path }
 
-// Holder is the configured holder identity.
-func (l *Locker) Holder() string { return l.holder }
-
 // Acquire tries once to lock the file (LOCK_NB). Contention is a
 // *lease.HeldError naming the holder's pid when /proc/locks shows it; a
 // planted symlink, FIFO, device or hard link matches lease.ErrRefused.
