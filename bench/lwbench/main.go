@@ -65,7 +65,10 @@ var (
 	sessionKind = kind{"session", func(e *env, key int, extra []string, cmd ...string) []string {
 		return withCmd([]string{"session", "run", sid(key), "--root", e.sessRoot(), "--epoch", "6"}, extra, cmd)
 	}}
-	kinds = []kind{claimKind, reserveKind, sessionKind}
+	flockKind = kind{"flock", func(e *env, key int, extra []string, cmd ...string) []string {
+		return withCmd([]string{"flock", "run", filepath.Join(e.dir, fmt.Sprintf("flock-k%d.lock", key))}, extra, cmd)
+	}}
+	kinds = []kind{flockKind, claimKind, reserveKind, sessionKind}
 )
 
 // lw returns an unstarted leasewrap command.
