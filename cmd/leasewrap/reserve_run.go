@@ -58,7 +58,7 @@ func (c *reserveRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	host, _ := os.Hostname()
 	l, err := reserve.NewLocker(reserve.LockerConfig{
 		Key: c.Key, Repo: c.Repo, Branch: c.Branch, Home: home, RunID: c.RunID,
-		PublishFailures: c.PublishFailures, Host: host,
+		PublishFailures: c.PublishFailures, Host: host, Argv: c.Command,
 	})
 	if err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)

@@ -37,6 +37,12 @@ type Config struct {
 	// PublishFailures publishes a failed run too, so retries replay it.
 	PublishFailures bool
 	Endpoints       []string
+	// Argv is the command the run records (its published record carries
+	// it); New refuses a run whose record could not be published.
+	Argv []string
+	// MaxRequestBytes is the server's --max-request-bytes (0: etcd's
+	// default, DefaultMaxRequestBytes).
+	MaxRequestBytes int
 }
 
 // Locker claims the key. It implements lease.Locker and lease.Queuer.
@@ -58,6 +64,17 @@ func New(cfg Config) (*Locker, error) {
 	if cfg.Client == nil {
 		return nil, errors.New("once: no etcd client")
 	}
+	return build(cfg)
+}
+
+// Check checks cfg as New does, without a client: call it before dialing
+// so a run that cannot be recorded is refused before anything is done.
+func Check(cfg Config) error {
+	_, err := build(cfg)
+	return err
+}
+
+func build(cfg Config) (*Locker, error) {
 	if cfg.Key == "" {
 		return nil, errors.New("once: empty key")
 	}
@@ -71,6 +88,9 @@ func New(cfg Config) (*Locker, error) {
 		var b [16]byte
 		rand.Read(b[:])
 		cfg.RunID = hex.EncodeToString(b[:])
+	}
+	if err := checkSize(cfg); err != nil {
+		return nil, err
 	}
 	return &Locker{cfg: cfg, key: EtcdKey(cfg.Prefix, cfg.Key)}, nil
 }
