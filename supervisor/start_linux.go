@@ -45,6 +45,12 @@ func (ch *child) signal(s os.Signal) error {
 // command that cannot run costs nothing (Resolve: env(1)'s 127 and 126, a
 // file without #! through /bin/sh).
 func (j *job) resolve(dir string, env []string) error {
+	// The child also gets the key and holder (inherit.Attach): an exec
+	// they would make fail (E2BIG) is found here too.
+	if env == nil {
+		env = os.Environ()
+	}
+	env = append(env[:len(env):len(env)], inherit.EnvKey+"="+j.locker.Key(), inherit.EnvHolder+"="+j.locker.Holder())
 	path, argv, err := Resolve(j.argv, dir, env)
 	if err != nil {
 		return err
