@@ -188,6 +188,10 @@ func (l *Locker) claim(ctx context.Context, s *session.Session) (lease.Lease, in
 		return nil, 0, fmt.Errorf("once %q: etcd key %s holds something else (%v); leasewrap will not touch it: inspect it with etcdctl get %s, remove it by hand if it is stale: %w",
 			l.cfg.Key, l.key, perr, l.key, lease.ErrRefused)
 	}
+	if err := other.replayable(kvs[0].Lease != 0); err != nil {
+		return nil, 0, fmt.Errorf("once %q: etcd key %s %v; leasewrap will not replay or wait on it. Inspect it with etcdctl get %s; when sure no run works on it, remove it with: leasewrap once release %s --run-id %s --prefix %s (the next run then runs): %w",
+			l.cfg.Key, l.key, err, l.key, shellQuote(l.cfg.Key), shellQuote(other.RunID), shellQuote(l.cfg.Prefix), lease.ErrRefused)
+	}
 	if other.State == StateDone {
 		return nil, 0, &lease.ReplayError{Kind: Kind, Key: l.cfg.Key, ExitCode: *other.ExitCode,
 			Summary: fmt.Sprintf("run %s on %s finished %s with exit code %d", other.RunID, other.Host, fmtTime(other.Finished), *other.ExitCode)}
