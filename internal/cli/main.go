@@ -65,8 +65,9 @@ func Main(model any, g *Globals, description, version string, args []string, std
 		kctx.BindTo(context.Background(), (*context.Context)(nil))
 		kctx.Bind(logger)
 		errOut = ErrorSink(g.LogFormat, stderr)
-		kctx.Bind(IO{Out: stdout, Err: errOut})
-		code = ExitCode(kctx.Run(), errOut)
+		out := &outputWriter{w: stdout}
+		kctx.Bind(IO{Out: out, Err: errOut})
+		code = ExitCode(outputFailed(kctx.Run(), UsageCode(kctx) == AdminError, out), errOut)
 	}()
 	return code
 }
