@@ -38,6 +38,9 @@ Examples:
 }
 
 func (c *reserveRunCmd) Validate() error {
+	if err := checkDirFlag("--home", c.Home); err != nil {
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
+	}
 	if c.Key == "" {
 		return fmt.Errorf("%w: the reservation key is empty; give a non-empty key, e.g. export-2026-11-29", cli.ErrUsage)
 	}

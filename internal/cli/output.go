@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 )
@@ -26,8 +27,19 @@ func (o *outputWriter) Write(p []byte) (int, error) {
 // written: AdminError (2), the contract's "error", not an internal error
 // (70). What the verb did (a release, an acquire) stands; the message says
 // so. Run verbs write nothing to standard output: it is the child's.
+//
+// A usage error an admin verb finds itself (a file a flag names that
+// cannot be read) is 2 as well, as kong's parse errors for admin verbs
+// are (UsageCode): the admin contract has no 64.
 func outputFailed(err error, isAdmin bool, out *outputWriter) error {
-	if out.err == nil || !isAdmin {
+	if !isAdmin {
+		return err
+	}
+	if out.err == nil {
+		var ee *ExitError
+		if errors.Is(err, ErrUsage) && !errors.As(err, &ee) {
+			return &ExitError{Code: AdminError, Err: err}
+		}
 		return err
 	}
 	return &ExitError{Code: AdminError, Err: fmt.Errorf("cannot write the answer to standard output (%v); whatever the command changed stands: check with its status or lookup verb", out.err)}
