@@ -81,20 +81,40 @@ func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
 
 // AcquireWait queues and waits its turn until ctx ends. On failure its
 // key is deleted and its lease revoked; the error matches lease.ErrHeld
-// when ctx's deadline passed, else it is ctx.Err() or the failure.
+// when ctx's deadline passed, else it is ctx.Err() or the failure. A
+// waiter whose queue key goes while it waits (its lease revoked or
+// expired, the key deleted) lost its place, not a lock: nothing ran, so
+// it queues again at the tail while ctx lasts.
 func (l *Locker) AcquireWait(ctx context.Context) (lease.Lease, error) {
+	for {
+		le, requeue, err := l.acquireWaitOnce(ctx)
+		if !requeue {
+			return le, err
+		}
+		if ctx.Err() != nil {
+			return nil, ctxError(ctx, l.heldError("", "lost its place in the queue ("+err.Error()+") and not acquired within --wait"))
+		}
+	}
+}
+
+// acquireWaitOnce is one place in the queue. requeue reports that the
+// place was lost (err says how) while ctx may still allow another.
+func (l *Locker) acquireWaitOnce(ctx context.Context) (le lease.Lease, requeue bool, err error) {
 	c, err := l.enqueue(ctx)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	hdrRev := c.hdrRev
 	if c.owner != nil && c.owner.CreateRevision != c.myRev {
 		if err := l.waitTurnAlive(ctx, c); err != nil {
 			c.abandon()
 			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-				return nil, l.heldError(string(c.owner.Key), "not acquired within --wait")
+				return nil, false, l.heldError(string(c.owner.Key), "not acquired within --wait")
 			}
-			return nil, err
+			if errors.Is(err, lease.ErrLost) {
+				return nil, true, err // our queue lease is gone: queue again
+			}
+			return nil, false, err
 		}
 		// Our turn: our own key must still exist (a session that expired
 		// while waiting must not hold the lock), as client 3.5+ checks.
@@ -102,15 +122,16 @@ func (l *Locker) AcquireWait(ctx context.Context) (lease.Lease, error) {
 		if err != nil || len(resp.Kvs) == 0 || resp.Kvs[0].CreateRevision != c.myRev {
 			c.abandon()
 			if err == nil {
-				err = fmt.Errorf("lock %q: our queue key %s vanished while waiting (lease expired?): %w", l.cfg.Name, c.key, lease.ErrLost)
+				return nil, true, fmt.Errorf("lock %q: our queue key %s vanished while waiting (lease revoked or expired)", l.cfg.Name, c.key)
 			} else if ctx.Err() != nil {
-				return nil, ctxError(ctx, l.heldError(string(c.owner.Key), "not acquired within --wait"))
+				return nil, false, ctxError(ctx, l.heldError(string(c.owner.Key), "not acquired within --wait"))
 			}
-			return nil, conn.Classify(err)
+			return nil, false, conn.Classify(err)
 		}
 		hdrRev = resp.Header.Revision
 	}
-	return l.held(ctx, c, hdrRev)
+	le, err = l.held(ctx, c, hdrRev)
+	return le, false, err
 }
 
 // ctxError is held for a passed deadline, else ctx.Err().
