@@ -243,6 +243,10 @@ func (c *Config) startUnder(j *job, ls lease.Lease, at time.Time) (*acquired, er
 		c.undo(j, ls, err)
 		return nil, err
 	}
+	if err := c.checkStartMargin(ls, at); err != nil {
+		c.undo(j, ls, err)
+		return nil, err
+	}
 	// A kind may name its holder only once acquired (a run id).
 	h := inherit.Handover{Kind: j.locker.Kind(), Key: j.locker.Key(), Holder: j.locker.Holder(), Env: ls.Env()}
 	if f, ok := ls.(lease.FileHolder); ok {

@@ -31,6 +31,11 @@ type Config struct {
 	Holder string
 	// Endpoints are exported to the child (LEASEWRAP_ETCD_ENDPOINTS).
 	Endpoints []string
+	// DialTimeout bounds what a try-once Acquire may wait for etcd (grant
+	// and queue), and the clean-up of an abandoned place in the queue:
+	// a connection that dies after the dial is then 69 within it, not
+	// after gRPC's keep-alive notices. 0 means 5 s.
+	DialTimeout time.Duration
 }
 
 // Locker takes the lock. It implements lease.Locker and lease.Queuer.
@@ -50,6 +55,9 @@ func New(cfg Config) (*Locker, error) {
 	if cfg.TTL < time.Second || cfg.TTL%time.Second != 0 {
 		return nil, fmt.Errorf("lock: TTL %v is not a whole number of seconds >= 1s", cfg.TTL)
 	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = 5 * time.Second
+	}
 	return &Locker{cfg: cfg, pfx: cfg.Name + "/"}, nil
 }
 
@@ -68,8 +76,15 @@ func (l *Locker) Holder() string { return l.cfg.Holder }
 // Acquire tries once (a try-lock): it queues, and if it is not first it
 // removes its key and revokes its lease, and reports the holder.
 func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
-	c, err := l.enqueue(ctx)
+	// The whole try is bounded by the dial timeout: etcd answered the
+	// dial's probe, so a slower answer now is a connection that died.
+	tctx, cancel := context.WithTimeout(ctx, l.cfg.DialTimeout)
+	defer cancel()
+	c, err := l.enqueue(tctx)
 	if err != nil {
+		if ctx.Err() == nil && tctx.Err() != nil {
+			return nil, conn.Classify(fmt.Errorf("lock %q: etcd did not answer within --dial-timeout %v: %w", l.cfg.Name, l.cfg.DialTimeout, context.DeadlineExceeded))
+		}
 		return nil, err
 	}
 	if c.owner == nil || c.owner.CreateRevision == c.myRev {
@@ -148,11 +163,13 @@ func (l *Locker) heldError(ownerKey, detail string) error {
 
 // contender is a queued key and its session.
 type contender struct {
-	s      *session.Session
-	key    string
-	myRev  int64
-	hdrRev int64
-	owner  *kv
+	// cleanup bounds abandon (the locker's dial timeout).
+	cleanup time.Duration
+	s       *session.Session
+	key     string
+	myRev   int64
+	hdrRev  int64
+	owner   *kv
 }
 
 type kv struct {
@@ -163,7 +180,7 @@ type kv struct {
 // abandon deletes the queue key (if still ours) and revokes the session,
 // under a fresh bounded context.
 func (c *contender) abandon() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), c.cleanup)
 	defer cancel()
 	deleteIfOurs(ctx, c.s, c.key, c.myRev)
 	c.s.Revoke(ctx)
@@ -177,7 +194,7 @@ func (l *Locker) enqueue(ctx context.Context) (*contender, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &contender{s: s, key: l.pfx + s.Hex()}
+	c := &contender{s: s, key: l.pfx + s.Hex(), cleanup: l.cfg.DialTimeout}
 	cmp := clientv3.Compare(clientv3.CreateRevision(c.key), "=", 0)
 	put := clientv3.OpPut(c.key, "", clientv3.WithLease(s.ID()))
 	get := clientv3.OpGet(c.key)

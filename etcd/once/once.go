@@ -43,6 +43,9 @@ type Config struct {
 	// MaxRequestBytes is the server's --max-request-bytes (0: etcd's
 	// default, DefaultMaxRequestBytes).
 	MaxRequestBytes int
+	// DialTimeout bounds what a try-once Acquire may wait for etcd, and
+	// the clean-up of an attempt given up (0: 5 s), as lock.Config's.
+	DialTimeout time.Duration
 }
 
 // Locker claims the key. It implements lease.Locker and lease.Queuer.
@@ -92,6 +95,9 @@ func build(cfg Config) (*Locker, error) {
 	if err := checkSize(cfg); err != nil {
 		return nil, err
 	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = 5 * time.Second
+	}
 	return &Locker{cfg: cfg, key: EtcdKey(cfg.Prefix, cfg.Key)}, nil
 }
 
@@ -105,15 +111,22 @@ func (l *Locker) EtcdKey() string { return l.key }
 // Acquire tries once: it claims a free key, replays a published one, and
 // reports a run in flight as held.
 func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
-	s, err := session.Grant(ctx, l.cfg.Client, l.cfg.TTL)
-	if err != nil {
-		return nil, err
+	// Bounded by the dial timeout: etcd answered the dial's probe, so a
+	// slower answer now is a connection that died.
+	tctx, cancel := context.WithTimeout(ctx, l.cfg.DialTimeout)
+	defer cancel()
+	s, err := session.Grant(tctx, l.cfg.Client, l.cfg.TTL)
+	if err == nil {
+		var le lease.Lease
+		if le, _, err = l.claim(tctx, s); err == nil {
+			return le, nil
+		}
+		l.revoke(s)
 	}
-	le, _, err := l.claim(ctx, s)
-	if err != nil {
-		revoke(s)
+	if ctx.Err() == nil && tctx.Err() != nil {
+		return nil, conn.Classify(fmt.Errorf("once %q: etcd did not answer within --dial-timeout %v: %w", l.cfg.Key, l.cfg.DialTimeout, context.DeadlineExceeded))
 	}
-	return le, err
+	return nil, err
 }
 
 // AcquireWait claims the key or, while a run is in flight, watches the
@@ -130,7 +143,7 @@ func (l *Locker) AcquireWait(ctx context.Context) (lease.Lease, error) {
 		if err == nil {
 			return le, nil
 		}
-		revoke(s)
+		l.revoke(s)
 		if !errors.Is(err, lease.ErrHeld) {
 			return nil, ctxError(ctx, err, err)
 		}
@@ -155,8 +168,9 @@ func ctxError(ctx context.Context, held, err error) error {
 	return ctx.Err()
 }
 
-func revoke(s *session.Session) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+// revoke gives up an attempt's session, bounded by the dial timeout.
+func (l *Locker) revoke(s *session.Session) {
+	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.DialTimeout)
 	defer cancel()
 	s.Revoke(ctx)
 }
@@ -257,7 +271,7 @@ func (le *Lease) Ephemeral()                      {}
 // if it is still ours. The session is revoked in every case.
 func (le *Lease) Finish(ctx context.Context, res lease.Result) error {
 	le.s.Close() // no renewal after this, ever
-	defer revoke(le.s)
+	defer le.l.revoke(le.s)
 	if res.Lost {
 		return nil
 	}

@@ -72,7 +72,8 @@ func (c *lockRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 		return err
 	}
 	defer ec.Close()
-	l, err := lock.New(lock.Config{Client: ec, Name: c.Name, TTL: c.TTL, Holder: c.holder(), Endpoints: c.connFlags.Endpoints})
+	logger.Debug("etcd answered the dial's probe", "endpoints", c.connFlags.Endpoints)
+	l, err := lock.New(lock.Config{Client: ec, Name: c.Name, TTL: c.TTL, Holder: c.holder(), Endpoints: c.connFlags.Endpoints, DialTimeout: c.DialTimeout})
 	if err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}

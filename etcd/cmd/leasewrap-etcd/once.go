@@ -72,7 +72,8 @@ func (c *onceRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 		return err
 	}
 	defer ec.Close()
-	cfg.Client = ec
+	logger.Debug("etcd answered the dial's probe", "endpoints", c.connFlags.Endpoints)
+	cfg.Client, cfg.DialTimeout = ec, c.DialTimeout
 	l, err := once.New(cfg)
 	if err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
