@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -20,7 +21,7 @@ func (c *Config) checkStartMargin(ls lease.Lease, at time.Time) error {
 	if ttl <= 0 {
 		return nil
 	}
-	k, err := renew.New(c.renewConfig(ttl, nil), at)
+	k, err := renew.New(c.renewConfig(ttl, func(context.Context) error { return nil }), at)
 	if err != nil {
 		return nil // ValidateTiming reports it
 	}

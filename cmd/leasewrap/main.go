@@ -9,7 +9,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/leasewrap/leasewrap/internal/cli"
+	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/supervisor"
 )
 
@@ -45,10 +45,10 @@ the command was not found or cannot be executed (as env(1); nothing ran).`
 func main() {
 	supervisor.Gate() // never returns when this process is an exec gate or a job guard
 	cli.CatchSIGPIPE()
-	if etcdVerb(os.Args[1:]) {
+	if served, err := dispatch(os.Args[1:]); served {
 		// lock and once live in leasewrap-etcd, so the etcd client's
-		// start-up never reaches the local kinds: exec it in place.
-		os.Exit(cli.ExitCode(execEtcd(os.Args[1:]), os.Stderr)) // returns only on failure
+		// start-up never reaches the local kinds: it was exec'd in place.
+		os.Exit(cli.ExitCode(err, os.Stderr)) // returns only on failure
 	}
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }

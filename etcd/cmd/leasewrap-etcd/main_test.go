@@ -15,8 +15,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/etcd/internal/etcdtest"
-	"github.com/leasewrap/leasewrap/internal/cli"
 	"github.com/leasewrap/leasewrap/supervisor"
 )
 

@@ -10,9 +10,9 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/etcd/conn"
 	"github.com/leasewrap/leasewrap/etcd/once"
-	"github.com/leasewrap/leasewrap/internal/cli"
 )
 
 type onceCmd struct {
@@ -31,9 +31,10 @@ func (f *onceKeyFlags) etcdKey() string { return once.EtcdKey(f.Prefix, f.Key) }
 
 type onceRunCmd struct {
 	onceKeyFlags
-	RunID           string `name:"run-id" help:"Run id to record (default: 32 random hex digits)."`
-	PublishFailures bool   `help:"Publish a failed run too, so retries replay the failure instead of running again."`
-	MaxRequestBytes int    `name:"max-request-bytes" help:"The etcd server's --max-request-bytes: a run whose result record (with its command line) could not be published in one request is refused (64) before anything runs." default:"1572864"`
+	RunID            string `name:"run-id" help:"Run id to record (default: 32 random hex digits)."`
+	PublishFailures  bool   `help:"Publish a failed run too, so retries replay the failure instead of running again. A run ended by a signal leasewrap passed on (a shutdown: SIGTERM, SIGINT, SIGHUP, SIGQUIT) is not published, so a retry runs again."`
+	PublishSignalled bool   `help:"With --publish-failures, publish a run ended by a signal leasewrap passed on as well."`
+	MaxRequestBytes  int    `name:"max-request-bytes" help:"The etcd server's --max-request-bytes: a run whose result record (with its command line) could not be published in one request is refused (64) before anything runs." default:"1572864"`
 	runFlags
 }
 
@@ -43,7 +44,8 @@ runs the command (LEASEWRAP_RUN_ID, LEASEWRAP_FENCE, LEASEWRAP_ETCD_KEY,
 LEASEWRAP_LEASE_ID set), and on exit 0 publishes the exit code durably
 (before the fencing deadline only); later runs replay it without running.
 A failure removes the record so a retry runs (or, with --publish-failures,
-is published). A lost lease publishes nothing (exit 76). With --wait D a
+is published; a run stopped by a signal leasewrap passed on, a shutdown,
+only with --publish-signalled too). A lost lease publishes nothing (exit 76). With --wait D a
 run in flight is waited for (watched), then replayed or competed for.
 
 Examples:
@@ -55,13 +57,16 @@ func (c *onceRunCmd) Validate() error {
 	if c.MaxRequestBytes < 1 {
 		return fmt.Errorf("%w: --max-request-bytes %d must be positive (etcd's default is %d)", cli.ErrUsage, c.MaxRequestBytes, once.DefaultMaxRequestBytes)
 	}
+	if c.PublishSignalled && !c.PublishFailures {
+		return fmt.Errorf("%w: --publish-signalled only adds to --publish-failures; give both", cli.ErrUsage)
+	}
 	return c.runFlags.check()
 }
 
 func (c *onceRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	host, _ := os.Hostname()
 	cfg := once.Config{Prefix: c.Prefix, Key: c.Key, TTL: c.TTL, Holder: c.holder(), Host: host,
-		RunID: c.RunID, PublishFailures: c.PublishFailures, Endpoints: c.connFlags.Endpoints,
+		RunID: c.RunID, PublishFailures: c.PublishFailures, PublishSignalled: c.PublishSignalled, Endpoints: c.connFlags.Endpoints,
 		Argv: c.Command, MaxRequestBytes: c.MaxRequestBytes}
 	// Before dialing: a run whose result cannot be recorded never starts.
 	if err := once.Check(cfg); err != nil {

@@ -55,26 +55,6 @@ func isTerminal(f *os.File) bool {
 	return err == nil
 }
 
-// FormatFromArgs is the log format asked for by args or the environment,
-// for the lines written before (or instead of) a successful parse: the
-// last --log-format before "--" wins over LEASEWRAP_LOG_FORMAT, as in kong.
-func FormatFromArgs(args []string, getenv func(string) string) string {
-	format := getenv("LEASEWRAP_LOG_FORMAT")
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--":
-			return format
-		case a == "--log-format" && i+1 < len(args):
-			format = args[i+1]
-			i++
-		case strings.HasPrefix(a, "--log-format="):
-			format = strings.TrimPrefix(a, "--log-format=")
-		}
-	}
-	return format
-}
-
 // ErrorSink is where leasewrap's own error lines go ("leasewrap: …" from
 // ExitCode and from a failed parse). In JSON mode each line becomes one
 // JSON record at level ERROR, so that every line leasewrap writes on

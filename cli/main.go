@@ -26,7 +26,11 @@ type exitNow int
 // the *slog.Logger and IO. leasewrap's own error lines follow --log-format
 // (JSON lines in JSON mode), also when the command line itself is refused.
 func Main(model any, g *Globals, description, version string, args []string, stdout, stderr io.Writer) int {
-	errOut := ErrorSink(FormatFromArgs(args, os.Getenv), stderr)
+	format := ScanArgs(args).LogFormat
+	if format == "" {
+		format = os.Getenv("LEASEWRAP_LOG_FORMAT")
+	}
+	errOut := ErrorSink(format, stderr)
 	parser, err := kong.New(model,
 		kong.Name("leasewrap"),
 		kong.Description(description),
