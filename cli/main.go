@@ -71,7 +71,8 @@ func Main(model any, g *Globals, description, version string, args []string, std
 		errOut = ErrorSink(g.LogFormat, stderr)
 		out := &outputWriter{w: stdout}
 		kctx.Bind(IO{Out: out, Err: errOut})
-		code = ExitCode(outputFailed(kctx.Run(), UsageCode(kctx) == AdminError, out), errOut)
+		err := outputFailed(kctx.Run(), UsageCode(kctx) == AdminError, out)
+		code = ExitCode(err, quietSink(g.Quiet, err, errOut))
 	}()
 	return code
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/leasewrap/leasewrap/internal/pyyaml"
 )
 
 // MaxRecordBytes bounds a claim file. A reader reads at most this many
@@ -25,42 +25,6 @@ const MaxRecordBytes = 1 << 20
 // few hundred levels deeper, at Python's recursion limit. Readers refuse a
 // deeper claim as Corrupted; the writer refuses to write one (ErrInvalid).
 const MaxNesting = 128
-
-// checkTree walks the document below n, following aliases, and returns a
-// reason when it nests deeper than MaxNesting or when aliases expand to
-// more than MaxRecordBytes nodes. Only nodes reached through an alias count
-// against that budget: the document's own nodes are bounded by its size,
-// while anchors that refer to each other (which nodeValue would expand
-// exponentially, an "alias bomb") are not. The depth bound also stops an
-// anchor that contains itself.
-func checkTree(n *yaml.Node) string {
-	budget := MaxRecordBytes
-	var walk func(n *yaml.Node, depth int, viaAlias bool) string
-	walk = func(n *yaml.Node, depth int, viaAlias bool) string {
-		if n.Kind == yaml.AliasNode {
-			viaAlias = true
-			n = deref(n)
-		}
-		if viaAlias {
-			if budget--; budget < 0 {
-				return fmt.Sprintf("aliases expand to more than %d nodes", MaxRecordBytes)
-			}
-		}
-		if n.Kind != yaml.MappingNode && n.Kind != yaml.SequenceNode {
-			return ""
-		}
-		if depth++; depth > MaxNesting {
-			return fmt.Sprintf("collections nest deeper than %d levels (the limit of the Rust peer's YAML reader)", MaxNesting)
-		}
-		for _, c := range n.Content {
-			if r := walk(c, depth, viaAlias); r != "" {
-				return r
-			}
-		}
-		return ""
-	}
-	return walk(n, 0, false)
-}
 
 // metadataDepth is how deeply v's collections nest (0 for a scalar).
 // It stops counting past limit, so a hostile value costs no more than
@@ -118,7 +82,7 @@ func (c *Claims) checkSize(key, holder string, o AcquireOptions) error {
 	if err := checkWritable(rec); err != nil {
 		return err
 	}
-	out, err := dumpYAML(recordFields(rec))
+	out, err := pyyaml.Dump(recordFields(rec))
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
@@ -127,7 +91,7 @@ func (c *Claims) checkSize(key, holder string, o AcquireOptions) error {
 	}
 	field, n := "", 0
 	for _, f := range recordFields(rec) {
-		b, err := dumpYAML(Metadata{f})
+		b, err := pyyaml.Dump(Metadata{f})
 		if err == nil && len(b) > n {
 			field, n = f.Key, len(b)
 		}
