@@ -257,6 +257,17 @@ func TestCrontabLossPrintsOneLine(t *testing.T) {
 	}
 }
 
+// TestCrontabStragglersAreSilent: under -q a job that succeeds but leaves
+// a process behind (stopped by leasewrap, with a warning without -q)
+// prints nothing.
+func TestCrontabStragglersAreSilent(t *testing.T) {
+	s := newCronScratch(t)
+	code, out := cronRun(t, "leasewrap -q flock run "+filepath.Join(s.home, "x.lock")+" --kill-grace 1s -- sh -c 'sleep 30 & exit 0'", s.home)
+	if code != 0 || out != "" {
+		t.Fatalf("want 0 and silence, have %d:\n%s", code, out)
+	}
+}
+
 // TestCrontabMistakesAreNotSilent: -q keeps a usage error's line (cron
 // mails it: someone must fix the crontab).
 func TestCrontabMistakesAreNotSilent(t *testing.T) {
