@@ -45,10 +45,13 @@ Examples:
   leasewrap claim run build:nightly --root /srv/jobs -- ./nightly.sh
   leasewrap claim run node:db-migrate --ttl 5m --wait 1m -- ./migrate.sh
   leasewrap claim run local:reindex --root /srv/jobs --ttl 0 -- ./reindex.sh   # pid-only: one host, no containers
-  */5 * * * * leasewrap claim run "sync:$(date +\%Y\%m\%d\%H\%M)" --root /var/lib/jobs -- /usr/local/bin/sync`
+  */5 * * * * leasewrap -q claim run sync --root /var/lib/jobs -- /usr/local/bin/sync   # crontab: a fixed key`
 }
 
 func (c *claimRunCmd) Validate() error {
+	if err := checkDirFlag("--root", c.Root); err != nil {
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
+	}
 	if c.TTL != 0 {
 		if err := claim.ValidateTTL(c.TTL.Milliseconds()); err != nil || c.TTL%time.Millisecond != 0 {
 			return fmt.Errorf("%w: --ttl %v is outside the protocol's bounds of 1m to 24h (or 0 for pid liveness)", cli.ErrUsage, c.TTL)

@@ -2,8 +2,9 @@ package claim
 
 import (
 	"fmt"
+	"math"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/leasewrap/leasewrap/internal/pyyaml"
 )
 
 // MaxRecordBytes bounds a claim file. A reader reads at most this many
@@ -24,42 +25,6 @@ const MaxRecordBytes = 1 << 20
 // few hundred levels deeper, at Python's recursion limit. Readers refuse a
 // deeper claim as Corrupted; the writer refuses to write one (ErrInvalid).
 const MaxNesting = 128
-
-// checkTree walks the document below n, following aliases, and returns a
-// reason when it nests deeper than MaxNesting or when aliases expand to
-// more than MaxRecordBytes nodes. Only nodes reached through an alias count
-// against that budget: the document's own nodes are bounded by its size,
-// while anchors that refer to each other (which nodeValue would expand
-// exponentially, an "alias bomb") are not. The depth bound also stops an
-// anchor that contains itself.
-func checkTree(n *yaml.Node) string {
-	budget := MaxRecordBytes
-	var walk func(n *yaml.Node, depth int, viaAlias bool) string
-	walk = func(n *yaml.Node, depth int, viaAlias bool) string {
-		if n.Kind == yaml.AliasNode {
-			viaAlias = true
-			n = deref(n)
-		}
-		if viaAlias {
-			if budget--; budget < 0 {
-				return fmt.Sprintf("aliases expand to more than %d nodes", MaxRecordBytes)
-			}
-		}
-		if n.Kind != yaml.MappingNode && n.Kind != yaml.SequenceNode {
-			return ""
-		}
-		if depth++; depth > MaxNesting {
-			return fmt.Sprintf("collections nest deeper than %d levels (the limit of the Rust peer's YAML reader)", MaxNesting)
-		}
-		for _, c := range n.Content {
-			if r := walk(c, depth, viaAlias); r != "" {
-				return r
-			}
-		}
-		return ""
-	}
-	return walk(n, 0, false)
-}
 
 // metadataDepth is how deeply v's collections nest (0 for a scalar).
 // It stops counting past limit, so a hostile value costs no more than
@@ -99,4 +64,38 @@ func checkWritable(rec *Record) error {
 			ErrInvalid, MaxNesting-1, MaxNesting)
 	}
 	return nil
+}
+
+// checkSize refuses a claim whose record, at its largest (pid and
+// timestamps at their longest encodings), would be larger than
+// MaxRecordBytes: readers (this package's included) would refuse it as
+// corrupted, so the key would be blocked until someone removed it. The
+// error (ErrInvalid) names the longest field. NewLocker calls it, so such
+// a run is refused before anything is written or run.
+func (c *Claims) checkSize(key, holder string, o AcquireOptions) error {
+	o.PID = math.MaxInt32
+	rec := c.makeClaim(key, holder, o)
+	rec.AcquiredAt = math.MaxInt64
+	if rec.ExpiresAt != nil {
+		rec.ExpiresAt = i64Ptr(math.MaxInt64)
+	}
+	if err := checkWritable(rec); err != nil {
+		return err
+	}
+	out, err := pyyaml.Dump(recordFields(rec))
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if len(out) <= MaxRecordBytes {
+		return nil
+	}
+	field, n := "", 0
+	for _, f := range recordFields(rec) {
+		b, err := pyyaml.Dump(Metadata{f})
+		if err == nil && len(b) > n {
+			field, n = f.Key, len(b)
+		}
+	}
+	return fmt.Errorf("%w: the claim record would be %d bytes, more than the %d (%d MiB) its readers accept; its %s field alone takes %d bytes: shorten it",
+		ErrInvalid, len(out), MaxRecordBytes, MaxRecordBytes>>20, field, n)
 }

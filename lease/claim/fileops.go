@@ -19,10 +19,11 @@ import (
 
 	"github.com/leasewrap/leasewrap/internal/fault"
 	"github.com/leasewrap/leasewrap/internal/safefile"
+	"github.com/leasewrap/leasewrap/lease"
 )
 
 // readClaimFile reads and parses path: errGoneAway when it does not exist,
-// *CorruptedError when it cannot be read or trusted (a symlink, dangling
+// *CorruptError when it cannot be read or trusted (a symlink, dangling
 // or not, a FIFO, a directory or any other non-regular file included: the
 // last component is never followed, and a FIFO is opened non-blocking so a
 // planted one cannot hang the reader). An I/O failure that may pass (EIO,
@@ -34,7 +35,7 @@ func readClaimFile(path string) (*Record, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, errGoneAway
 	case errors.As(err, &ue):
-		return nil, &CorruptedError{Path: path, Reason: ue.What + "; claims are regular files, and leasewrap neither follows nor reads anything else"}
+		return nil, &CorruptError{Path: path, Reason: ue.What + "; claims are regular files, and leasewrap neither follows nor reads anything else"}
 	case err != nil:
 		return nil, readFailed(path, err)
 	}
@@ -45,7 +46,7 @@ func readClaimFile(path string) (*Record, error) {
 	}
 	rec, reason := parseRecord(b)
 	if reason != "" {
-		return nil, &CorruptedError{Path: path, Reason: reason}
+		return nil, &CorruptError{Path: path, Reason: reason}
 	}
 	return rec, nil
 }
@@ -58,12 +59,12 @@ var errTransientRead = errors.New("claim: transient read failure")
 // readError is a failed read: Corrupted to every caller, and transient
 // when its cause may pass.
 type readError struct {
-	*CorruptedError
+	*CorruptError
 	cause error
 }
 
 func (e *readError) Unwrap() []error {
-	errs := []error{e.CorruptedError, e.cause}
+	errs := []error{e.CorruptError, e.cause}
 	for _, t := range []error{syscall.EIO, syscall.EINTR, syscall.ENOMEM, syscall.ENFILE, syscall.EMFILE, syscall.ENOBUFS, syscall.EAGAIN} {
 		if errors.Is(e.cause, t) {
 			return append(errs, errTransientRead)
@@ -73,7 +74,7 @@ func (e *readError) Unwrap() []error {
 }
 
 func readFailed(path string, err error) error {
-	return &readError{&CorruptedError{Path: path, Reason: fmt.Sprintf("read failed: %v", err)}, err}
+	return &readError{&CorruptError{Path: path, Reason: fmt.Sprintf("read failed: %v", err)}, err}
 }
 
 var tmpSeq atomic.Uint64
@@ -193,12 +194,15 @@ func archiveClaim(path string, tsMs int64) error {
 	stem := strings.TrimSuffix(name, ".lock")
 	archive := filepath.Join(dir, expiredSubdir)
 	if err := os.MkdirAll(archive, dirMode); err != nil {
+		if errors.Is(err, unix.ENOTDIR) {
+			return notADirectory(archive)
+		}
 		return fmt.Errorf("create %s: %w", archive, err)
 	}
 	dfd, err := unix.Open(archive, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
-			return &safefile.UnsafeError{Path: archive, What: "is not a directory (a symbolic link or a file)"}
+			return notADirectory(archive)
 		}
 		return fmt.Errorf("open %s: %w", archive, err)
 	}
@@ -212,4 +216,32 @@ func archiveClaim(path string, tsMs int64) error {
 		return fmt.Errorf("rename %s into %s: %w", path, archive, err)
 	}
 	return nil
+}
+
+// ArchiveRefusedError reports a claims directory whose .expired entry, where
+// stale claims are archived before a recovery, is not a directory (a file
+// or a symbolic link planted there): nothing is written through it, the
+// stale claim stays, and the error matches lease.ErrRefused (bad input, not
+// an I/O failure). Path is the entry, What its type.
+type ArchiveRefusedError struct {
+	Path string
+	What string
+}
+
+func (e *ArchiveRefusedError) Error() string {
+	return fmt.Sprintf("%s is %s, not the directory stale claims are archived into; leasewrap does not write through it and left the stale claim as it was. Check who created it, move it aside (mv %s %s.aside), and run again",
+		e.Path, e.What, e.Path, e.Path)
+}
+
+// Is makes an *ArchiveRefusedError match lease.ErrRefused and safefile.ErrUnsafe.
+func (e *ArchiveRefusedError) Is(target error) bool {
+	return target == lease.ErrRefused || target == safefile.ErrUnsafe
+}
+
+func notADirectory(path string) error {
+	what := "not a directory"
+	if fi, err := os.Lstat(path); err == nil {
+		what = "a " + safefile.Kind(fi.Mode())
+	}
+	return &ArchiveRefusedError{Path: path, What: what}
 }

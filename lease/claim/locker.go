@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/pyyaml"
 	"github.com/leasewrap/leasewrap/lease"
 	"github.com/leasewrap/leasewrap/lease/fswatch"
 )
@@ -78,13 +79,16 @@ func NewLocker(cfg LockerConfig) (*Locker, error) {
 			return nil, err
 		}
 		m := v.(Metadata)
-		if _, err := dumpYAML(m); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		if _, err := pyyaml.Dump(m); err != nil {
+			return nil, fmt.Errorf("%w: metadata %v", ErrInvalid, err)
 		}
 		meta = m
 	}
 	c := New(Options{Root: cfg.Root, EventsDir: cfg.EventsDir, Getenv: cfg.Getenv, Logger: cfg.Logger})
 	if _, err := c.Path(cfg.Key); err != nil {
+		return nil, err
+	}
+	if err := c.checkSize(cfg.Key, cfg.Holder, AcquireOptions{TTLMs: cfg.TTL.Milliseconds(), Reason: cfg.Reason, Metadata: meta}); err != nil {
 		return nil, err
 	}
 	return &Locker{cfg: cfg, meta: meta, claims: c}, nil
@@ -110,7 +114,16 @@ func (l *Locker) Probe(ctx context.Context) error {
 	}
 	r := st.Record
 	return &lease.HeldError{Kind: "claim", Key: l.cfg.Key, Holder: r.Holder, PID: r.PID, Host: r.Host,
-		Since: time.UnixMilli(r.AcquiredAt), Detail: fmt.Sprintf("claim is %s", st.State)}
+		Since: time.UnixMilli(r.AcquiredAt), Detail: heldDetail(st.State, r)}
+}
+
+// heldDetail says why a claim is held; a suspect one (its holder not
+// provably alive) is held until its expires_at, which it names.
+func heldDetail(st State, r *Record) string {
+	if st == Suspect && r.ExpiresAt != nil {
+		return fmt.Sprintf("claim is suspect (its holder is not provably alive) until it expires at %s", time.UnixMilli(*r.ExpiresAt).UTC().Format(time.RFC3339))
+	}
+	return fmt.Sprintf("claim is %s", st)
 }
 
 // Acquire takes the claim for the calling process (lease.Locker); the
@@ -205,7 +218,7 @@ func (c *claimLease) Renew(ctx context.Context) error {
 		switch {
 		case errors.Is(err, errGoneAway):
 			return fmt.Errorf("claim %q: %s was removed: %w", key, c.path, lease.ErrLost)
-		case errors.Is(err, ErrCorrupted):
+		case errors.Is(err, ErrCorrupt):
 			return fmt.Errorf("claim %q: %w: %w", key, err, lease.ErrLost)
 		case errors.Is(err, errTransientRead):
 			return fmt.Errorf("claim %q: %w (will retry)", key, err)
