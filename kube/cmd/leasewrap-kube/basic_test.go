@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	coordv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -283,6 +284,31 @@ func TestAgainstAPIServer(t *testing.T) {
 		}
 		if got, _ := cms.Get(context.Background(), "report-state", metav1.GetOptions{}); got.Data["value"] != "first" {
 			t.Fatalf("a stale write went through: %v", got.Data)
+		}
+	})
+
+	t.Run("a waiter applies client-go's observed-time rule", func(t *testing.T) {
+		// A holder whose clock ran an hour ahead wrote renewTime in our
+		// future: by renewTime + duration + skew it is live for an hour, so
+		// a try-once run refuses; a waiter that sees the record unchanged
+		// for leaseDurationSeconds (3 s) takes it, as client-go would.
+		future := metav1.NewMicroTime(time.Now().Add(time.Hour))
+		holder, dur, tr := "fast-clock", int32(3), int32(4)
+		l := &coordv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "observed"},
+			Spec: coordv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &dur, AcquireTime: &future, RenewTime: &future, LeaseTransitions: &tr}}
+		if _, err := leases.Create(context.Background(), l, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if code, out := lwRun(t, bin, time.Minute, append(run("observed", "--"), "true")...); code != 75 {
+			t.Fatalf("try-once on a record renewed in our future: want 75, have %d:\n%s", code, out)
+		}
+		envFile := filepath.Join(dir, "env-observed")
+		code, out := lwRun(t, bin, time.Minute, append(run("observed", "--wait", "30s", "--"), "sh", "-c", `env > "$0"`, envFile)...)
+		if code != 0 {
+			t.Fatalf("waiter: want 0 once the record stayed unchanged for 3 s, have %d:\n%s", code, out)
+		}
+		if fence := envOf(t, envFile)["LEASEWRAP_FENCE"]; fence != "5" {
+			t.Fatalf("LEASEWRAP_FENCE: want 5 (4 transitions + 1), have %q", fence)
 		}
 	})
 
