@@ -18,7 +18,7 @@ import (
 // rules do all of it, exec credential plugins and token files included).
 type objectFlags struct {
 	Name           string        `arg:"" help:"Name of the Lease object (a DNS subdomain)."`
-	Namespace      string        `short:"n" help:"Namespace of the Lease (default: the pod's own in a cluster, else the kubeconfig context's, else default)."`
+	Namespace      string        `short:"n" help:"Namespace of the Lease (default: the kubeconfig context's; in a pod without a kubeconfig, the pod's own; else default)."`
 	Kubeconfig     string        `help:"Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config; in a pod without one, its service account)." type:"path"`
 	Context        string        `name:"context" help:"The kubeconfig context to use (default: its current context)."`
 	RequestTimeout time.Duration `help:"How long one API request (connecting included) may take before the API server counts as unavailable (exit 69)." default:"5s"`
