@@ -191,7 +191,7 @@ var (
 )
 
 func runKubeHistory(t *testing.T, s *kubetest.Server, b bins, faults bool) {
-	participants, limit := 14, 60*time.Second
+	participants, limit := 16, 90*time.Second
 	if os.Getenv("KUBE_STRESS_LONG") != "" {
 		participants, limit = 100, 15*time.Minute
 	}
@@ -212,7 +212,7 @@ func runKubeHistory(t *testing.T, s *kubetest.Server, b bins, faults bool) {
 	killedEnd := map[int]int64{}
 	t.Cleanup(s.Resume) // never leave it paused
 	for i := 0; i < participants && time.Now().Before(deadline); i++ {
-		sleep := time.Duration(50+rng.IntN(250)) * time.Millisecond
+		sleep := time.Duration(300+rng.IntN(1200)) * time.Millisecond
 		var p *kproc
 		if rng.IntN(3) == 0 {
 			p = startProc(t, b.elector, envJob(s, log, sleep, cm), append([]string{"lead", "--kubeconfig", s.Kubeconfig(kubetest.Admin),
@@ -224,7 +224,8 @@ func runKubeHistory(t *testing.T, s *kubetest.Server, b bins, faults bool) {
 		}
 		procs = append(procs, p)
 		// The first four arrive together (a creation race), the rest
-		// every 300-600 ms, slower than the jobs are served.
+		// every 300-600 ms: a queue forms (jobs work 0.3-1.5 s), so a
+		// fault usually meets a holder and waiters.
 		if i >= 3 {
 			time.Sleep(time.Duration(300+rng.IntN(300)) * time.Millisecond)
 		}
@@ -237,11 +238,20 @@ func runKubeHistory(t *testing.T, s *kubetest.Server, b bins, faults bool) {
 			time.Sleep(time.Duration(200+rng.IntN(1300)) * time.Millisecond)
 			s.Resume()
 			faultsDone["pause"]++
-		case 1: // overwrite the holder, as a client-go elector taking over would
-			if overwriteHolder(s, name, fmt.Sprintf("intruder-%d", i), 1) == nil {
+		case 1: // overwrite a holder, as a client-go elector taking over would
+			if holderOf(getLease(t, s, name)) != "" && overwriteHolder(s, name, fmt.Sprintf("intruder-%d", i), 1) == nil {
 				faultsDone["overwrite"]++
 			}
-		case 2: // SIGKILL a running participant (not its group)
+		case 2: // SIGKILL the holder (its process, not its group), else anyone
+			running := map[int]bool{}
+			for _, j := range readJobLog(t, log).jobs {
+				if j.end == 0 {
+					running[j.pid], running[j.ppid] = true, true
+				}
+			}
+			sort.SliceStable(procs, func(i, k int) bool {
+				return running[procs[i].cmd.Process.Pid] && !running[procs[k].cmd.Process.Pid]
+			})
 			for _, p := range procs {
 				if !p.running() {
 					continue

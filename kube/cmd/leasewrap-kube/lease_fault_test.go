@@ -102,7 +102,9 @@ func TestKubeFaultAPIServerRestart(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no renewal within a minute of the restart:\n%s", w.output())
+			r, _ := lw.lastRenewal("lw-restart")
+			t.Fatalf("no renewal seen within a minute of the restart (back at %s; last renewTime seen %s, %d versions; now %+v); leasewrap-kube (running %v):\n%s",
+				back.Format(time.StampMicro), r.Format(time.StampMicro), lw.count(), getLease(t, s, "restart").Spec, w.running(), w.output())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -164,8 +166,8 @@ func TestKubeFaults(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			lease := "fault-" + map[string]string{"LeaseDeleted": "deleted", "HolderOverwritten": "overwritten"}[c.name]
 			w, log, _ := startJob(t, b, s, lease, "--ttl", "60s")
-			c.fault(t, lease)
 			at := time.Now()
+			c.fault(t, lease)
 			if code := w.wait(t, time.Minute); code != 76 {
 				t.Fatalf("want 76, have %d:\n%s", code, w.output())
 			}

@@ -294,6 +294,13 @@ func watchLease(t *testing.T, s *kubetest.Server, name string) *leaseWatch {
 	return lw
 }
 
+// count is the number of versions seen.
+func (lw *leaseWatch) count() int {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	return len(lw.seen)
+}
+
 // lastRenewal is the latest renewTime among the versions held by holder.
 func (lw *leaseWatch) lastRenewal(holder string) (time.Time, int32) {
 	lw.mu.Lock()
