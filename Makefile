@@ -119,3 +119,27 @@ build-kube:
 
 test-kube:
 	cd kube && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+# The kube kind's tests and benchmark run against a real kube-apiserver
+# v1.37.2 (kube/internal/kubetest), built once from source into
+# ~/.cache/leasewrap and reused (kube/scripts/build-apiserver.sh), and
+# Debian's etcd; a package of them may take more than go test's default
+# 10 min on a loaded machine.
+.PHONY: apiserver-kube bench-kube stress-kube
+test-kube: apiserver-kube
+test-kube: export GOFLAGS += -timeout=30m
+bench: bench-kube
+stress: stress-kube
+apiserver-kube:
+	bash etcd/scripts/install-etcd.sh
+	bash kube/scripts/build-apiserver.sh >/dev/null
+
+# leasewrap-kube vs client-go's LeaderElector on one API server: takeover,
+# hand-over, `kube run -- true`, idle API load and memory (medians).
+bench-kube: apiserver-kube
+	bash kube/scripts/bench.sh
+
+# The long history check (many wrappers and electors, pauses, overwrites,
+# SIGKILLs).
+stress-kube: apiserver-kube
+	cd kube && KUBE_STRESS_LONG=1 $(GO) test -count=1 -v -timeout 40m -run 'History' ./cmd/leasewrap-kube/
