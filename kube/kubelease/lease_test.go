@@ -22,10 +22,10 @@ import (
 // Conflict), for the protocol's unit tests; the command's tests run the
 // same protocol against a real kube-apiserver.
 type store struct {
-	mu      sync.Mutex
-	rv      int
-	objs    map[string]*coordv1.Lease
-	watches []*watch.RaceFreeFakeWatcher
+	mu       sync.Mutex
+	rv       int
+	objs     map[string]*coordv1.Lease
+	watches  []*watch.RaceFreeFakeWatcher
 	failNext error // returned (once) by the next Update instead of storing
 }
 
