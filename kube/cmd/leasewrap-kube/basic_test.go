@@ -157,6 +157,9 @@ func TestAgainstAPIServer(t *testing.T) {
 					t.Errorf("run %d: want %s=%s, have %q", i, k, v, env[k])
 				}
 			}
+			if v, ok := env["HTTP2_READ_IDLE_TIMEOUT_SECONDS"]; ok {
+				t.Errorf("run %d: the client's HTTP/2 health setting reached the child (%q)", i, v)
+			}
 			if h := env["LEASEWRAP_HOLDER"]; !strings.Contains(h, "_") {
 				t.Errorf("run %d: want a default identity NAME_SUFFIX, have %q", i, h)
 			}

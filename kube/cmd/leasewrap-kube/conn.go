@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -70,7 +71,9 @@ func (f *objectFlags) connect() (kubelease.LeasesGetter, string, error) {
 		return nil, "", fmt.Errorf("%w: %v", errConfig, err)
 	}
 	tuneRest(rc, f.RequestTimeout)
+	restore := http2Health()
 	cl, err := kubelease.NewClient(rc)
+	restore()
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: %v", errConfig, err)
 	}
@@ -88,4 +91,30 @@ func tuneRest(rc *rest.Config, timeout time.Duration) {
 	}
 	rc.QPS, rc.Burst = 50, 100
 	rc.UserAgent = "leasewrap-kube/" + version
+}
+
+// The HTTP/2 health check of the client's connection: a ping after this
+// many seconds without a frame, and the connection closed when the ping
+// is not answered within the second. client-go's defaults (30 s and 15 s)
+// would let renewals run into a silently dead connection (an API server's
+// node gone without a reset) for 45 s, past the fence; these find it
+// within 5 s, and the next renewal dials again.
+var http2HealthEnv = [][2]string{{"HTTP2_READ_IDLE_TIMEOUT_SECONDS", "3"}, {"HTTP2_PING_TIMEOUT_SECONDS", "2"}}
+
+// http2Health sets the health check's variables that the user did not set,
+// for client-go to read while it builds the transport, and returns the
+// function that removes them again (so the child never sees them).
+func http2Health() (restore func()) {
+	var set []string
+	for _, kv := range http2HealthEnv {
+		if _, ok := os.LookupEnv(kv[0]); !ok {
+			os.Setenv(kv[0], kv[1])
+			set = append(set, kv[0])
+		}
+	}
+	return func() {
+		for _, k := range set {
+			os.Unsetenv(k)
+		}
+	}
 }

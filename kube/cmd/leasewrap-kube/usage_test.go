@@ -155,3 +155,25 @@ current-context: ctx
 	}
 	return p
 }
+
+// TestHTTP2HealthEnv: the health check's variables are set while the
+// client is built, a value the user set is kept, and nothing is left in
+// the environment the child inherits.
+func TestHTTP2HealthEnv(t *testing.T) {
+	t.Setenv("HTTP2_PING_TIMEOUT_SECONDS", "7")
+	os.Unsetenv("HTTP2_READ_IDLE_TIMEOUT_SECONDS")
+	restore := http2Health()
+	if v := os.Getenv("HTTP2_READ_IDLE_TIMEOUT_SECONDS"); v != "3" {
+		t.Fatalf("want the read idle timeout 3 while the client is built, have %q", v)
+	}
+	if v := os.Getenv("HTTP2_PING_TIMEOUT_SECONDS"); v != "7" {
+		t.Fatalf("want the user's ping timeout kept, have %q", v)
+	}
+	restore()
+	if _, ok := os.LookupEnv("HTTP2_READ_IDLE_TIMEOUT_SECONDS"); ok {
+		t.Fatal("the read idle timeout was left in the environment")
+	}
+	if v := os.Getenv("HTTP2_PING_TIMEOUT_SECONDS"); v != "7" {
+		t.Fatalf("the user's ping timeout was changed: %q", v)
+	}
+}
