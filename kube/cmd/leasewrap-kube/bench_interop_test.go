@@ -163,7 +163,7 @@ func TestKubeBench(t *testing.T) {
 		reqs := countAudit(t, s.AuditLog, string(kubetest.Runner), from, to)
 		rate := float64(reqs) / float64(k) / to.Sub(from).Seconds()
 		rss := rssKB(ps[0].cmd.Process.Pid)
-		group := groupRSSKB(ps[0].cmd.Process.Pid, who == "leasewrap")
+		group := treeRSSKB(ps[0].cmd.Process.Pid, who == "leasewrap")
 		fmt.Printf("bench %-34s %-10s %.3f req/s per holder (%d requests, %d holders, %v); 1000 holders: %.0f req/s\n",
 			"idle_api_requests", who, rate, reqs, k, to.Sub(from).Round(time.Second), rate*1000)
 		fmt.Printf("bench %-34s %-10s %d kB (process), %d kB (with its helpers, job excluded)\n", "idle_rss", who, rss, group)
@@ -220,20 +220,38 @@ func rssKB(pid int) int {
 	return 0
 }
 
-// groupRSSKB sums VmRSS over pid's process group, without the job (the
-// elector binary run as `elector job`) when skipJob.
-func groupRSSKB(pid int, skipJob bool) int {
+// treeRSSKB sums VmRSS over pid and its descendants, leaving out the test
+// job (`elector job`) when skipJob: leasewrap-kube with its job guard.
+func treeRSSKB(pid int, skipJob bool) int {
 	entries, _ := os.ReadDir("/proc")
-	total := 0
+	parent := map[int]int{}
 	for _, e := range entries {
 		p, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		if pg, err := syscall.Getpgid(p); err != nil || pg != pid {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+		if err != nil {
 			continue
 		}
-		if cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p)); skipJob && strings.HasSuffix(string(cmd), "job\x00") {
+		// pid (comm) state ppid ...
+		if i := strings.LastIndexByte(string(b), ')'); i > 0 {
+			if f := strings.Fields(string(b[i+1:])); len(f) > 1 {
+				parent[p], _ = strconv.Atoi(f[1])
+			}
+		}
+	}
+	total := 0
+	for p := range parent {
+		q := p
+		for q != pid && q > 1 {
+			q = parent[q]
+		}
+		if q != pid {
+			continue
+		}
+		argv, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
+		if a := strings.Split(string(argv), "\x00"); skipJob && len(a) > 1 && filepath.Base(a[0]) == "elector" && a[1] == "job" {
 			continue
 		}
 		total += rssKB(p)
