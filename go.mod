@@ -7,7 +7,6 @@ require (
 	github.com/gofrs/flock v0.13.2
 	github.com/lmittmann/tint v1.2.1
 	github.com/oklog/run v1.2.0
-	github.com/oklog/ulid/v2 v2.1.2
 	github.com/rogpeppe/go-internal v1.16.0
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sys v0.50.0

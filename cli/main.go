@@ -70,7 +70,8 @@ func Main(model any, g *Globals, description, version string, args []string, std
 		kctx.Bind(logger)
 		errOut = ErrorSink(g.LogFormat, stderr)
 		kctx.Bind(IO{Out: stdout, Err: errOut})
-		code = ExitCode(kctx.Run(), errOut)
+		err := kctx.Run()
+		code = ExitCode(err, quietSink(g.Quiet, err, errOut))
 	}()
 	return code
 }

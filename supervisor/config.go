@@ -155,6 +155,7 @@ func (c Config) renewConfig(ttl time.Duration, renewFn func(context.Context) err
 	return renew.Config{
 		TTL:       ttl,
 		Period:    c.RenewPeriod,
+		Jitter:    renew.DefaultJitter, // 0 would mean none since renew's clock seam
 		Grace:     c.KillGrace,
 		Logger:    c.Logger,
 		Permanent: func(err error) bool { return errors.Is(err, lease.ErrLost) },

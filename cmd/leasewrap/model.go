@@ -21,6 +21,7 @@ type tree struct {
 	Claims      claimKind   `embed:""`
 	Reserves    reserveKind `embed:""`
 	Sessions    sessionKind `embed:""`
+	Flocks      flockKind   `embed:""`
 }
 
 // The kinds, each with its one-line help, shared by the whole tree and
@@ -34,6 +35,9 @@ type (
 	}
 	sessionKind struct {
 		Session sessionCmd `cmd:"" help:"Session owner leases with flock liveness (bcode session protocol)."`
+	}
+	flockKind struct {
+		Flock flockCmd `cmd:"" help:"A flock(2) on a file, the lock flock(1) takes: the simplest kind, one host."`
 	}
 )
 
@@ -70,6 +74,9 @@ func model(args []string) (any, *cli.Globals) {
 	case "session":
 		c := &sessionCLI{}
 		return c, &c.Globals
+	case "flock":
+		c := &flockCLI{}
+		return c, &c.Globals
 	}
 	c := &tree{}
 	return c, &c.Globals
@@ -88,6 +95,10 @@ type (
 	sessionCLI struct {
 		cli.Globals `embed:""`
 		Kind        sessionKind `embed:""`
+	}
+	flockCLI struct {
+		cli.Globals `embed:""`
+		Kind        flockKind `embed:""`
 	}
 )
 
@@ -175,6 +186,13 @@ var verbModels = map[string]map[string]func() (any, *cli.Globals){
 		"owners": verb[struct {
 			Session struct {
 				Owners sessionOwnersCmd `cmd:""`
+			} `cmd:""`
+		}],
+	},
+	"flock": {
+		"run": verb[struct {
+			Flock struct {
+				Run flockRunCmd `cmd:""`
 			} `cmd:""`
 		}],
 	},
