@@ -206,7 +206,7 @@ func TestOuterGroupIgnoresWhatIsNotAnAncestor(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { other.Process.Kill(); other.Wait() }()
-	for _, v := range []string{"", "cgroup:/sys/fs/cgroup/x", "pgroup:", "pgroup:abc", "pgroup:1", "pgroup:-5",
+	for _, v := range []string{"", "cgroup:/sys/fs/cgroup/x", "pgroup:", "pgroup:abc", "pgroup:0", "pgroup:-5",
 		fmt.Sprintf("pgroup:%d", os.Getpid()), fmt.Sprintf("pgroup:%d", other.Process.Pid)} {
 		if pid, ok := outerGroup(v); ok {
 			t.Errorf("%s=%q: want not joined, have joined (outer %d)", JobEnv, v, pid)
