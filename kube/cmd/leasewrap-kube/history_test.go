@@ -239,7 +239,8 @@ func runKubeHistory(t *testing.T, s *kubetest.Server, b bins, faults bool) {
 			s.Resume()
 			faultsDone["pause"]++
 		case 1: // overwrite a holder, as a client-go elector taking over would
-			if holderOf(getLease(t, s, name)) != "" && overwriteHolder(s, name, fmt.Sprintf("intruder-%d", i), 1) == nil {
+			l, err := s.Admin.CoordinationV1().Leases(kubetest.Namespace).Get(ctx, name, metav1.GetOptions{})
+			if err == nil && holderOf(l) != "" && overwriteHolder(s, name, fmt.Sprintf("intruder-%d", i), 1) == nil {
 				faultsDone["overwrite"]++
 			}
 		case 2: // SIGKILL the holder (its process, not its group), else anyone
