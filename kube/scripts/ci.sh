@@ -13,7 +13,6 @@ bash etcd/scripts/install-etcd.sh
 start=$(date +%s)
 bin=$(bash kube/scripts/build-apiserver.sh)
 echo "kube-apiserver: $bin ($(( $(date +%s) - start ))s)"
-"$bin" --version
 (cd kube && go mod tidy -diff && go vet ./... && go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...)
 # The apiserver module only pins k8s.io/kubernetes and its staging
 # modules; it must stay outside every product module's requirements.

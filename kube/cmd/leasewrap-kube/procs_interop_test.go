@@ -229,26 +229,6 @@ func transitionsOf(l *coordv1.Lease) int32 {
 	return *l.Spec.LeaseTransitions
 }
 
-// waitHolder waits up to d until the Lease's holder is want.
-func waitHolder(t *testing.T, s *kubetest.Server, name, want string, d time.Duration) *coordv1.Lease {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	var last string
-	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		l, err := s.Admin.CoordinationV1().Leases(kubetest.Namespace).Get(ctx, name, metav1.GetOptions{})
-		cancel()
-		if err == nil {
-			if last = holderOf(l); last == want {
-				return l
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("lease %s: holder %q, want %q within %v", name, last, want, d)
-	return nil
-}
-
 // leaseWatch records every version of a Lease the admin sees, from its
 // start until the test ends.
 type leaseWatch struct {
