@@ -12,6 +12,7 @@ import (
 	"github.com/oklog/run"
 
 	"github.com/leasewrap/leasewrap/inherit"
+	"github.com/leasewrap/leasewrap/internal/ctxsleep"
 	"github.com/leasewrap/leasewrap/internal/fault"
 	"github.com/leasewrap/leasewrap/lease"
 )
@@ -151,7 +152,7 @@ func (r *runner) attemptLoop(ctx context.Context, j *job) (*acquired, error) {
 		if w != nil {
 			woke, err = w.Wait(ctx, err, sleep)
 		} else {
-			err = sleepCtx(ctx, sleep)
+			err = ctxsleep.Sleep(ctx, sleep)
 		}
 		if err != nil {
 			return nil, err
@@ -353,16 +354,5 @@ func (r *runner) helperExe(role string) (string, error) {
 func (r *runner) undo(j *job, ls lease.Lease, cause error) {
 	if err := r.finish(ls, lease.Result{ExitCode: -1, Lost: true}, time.Now().Add(r.cfg.FinishTimeout)); err != nil {
 		r.cfg.Logger.Error("could not release a lease whose command never started", "key", j.locker.Key(), "err", err, "cause", cause)
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
