@@ -88,6 +88,9 @@ func NewLocker(cfg LockerConfig) (*Locker, error) {
 	if _, err := c.Path(cfg.Key); err != nil {
 		return nil, err
 	}
+	if err := c.checkSize(cfg.Key, cfg.Holder, AcquireOptions{TTLMs: cfg.TTL.Milliseconds(), Reason: cfg.Reason, Metadata: meta}); err != nil {
+		return nil, err
+	}
 	return &Locker{cfg: cfg, meta: meta, claims: c}, nil
 }
 
@@ -111,7 +114,16 @@ func (l *Locker) Probe(ctx context.Context) error {
 	}
 	r := st.Record
 	return &lease.HeldError{Kind: "claim", Key: l.cfg.Key, Holder: r.Holder, PID: r.PID, Host: r.Host,
-		Since: time.UnixMilli(r.AcquiredAt), Detail: fmt.Sprintf("claim is %s", st.State)}
+		Since: time.UnixMilli(r.AcquiredAt), Detail: heldDetail(st.State, r)}
+}
+
+// heldDetail says why a claim is held; a suspect one (its holder not
+// provably alive) is held until its expires_at, which it names.
+func heldDetail(st State, r *Record) string {
+	if st == Suspect && r.ExpiresAt != nil {
+		return fmt.Sprintf("claim is suspect (its holder is not provably alive) until it expires at %s", time.UnixMilli(*r.ExpiresAt).UTC().Format(time.RFC3339))
+	}
+	return fmt.Sprintf("claim is %s", st)
 }
 
 // Acquire takes the claim for the calling process (lease.Locker); the

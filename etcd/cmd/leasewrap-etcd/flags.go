@@ -35,6 +35,9 @@ func (f *connFlags) connConfig() (conn.Config, error) {
 	if err := c.Validate(); err != nil {
 		return conn.Config{}, fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
+	if err := c.CheckFiles(); err != nil {
+		return conn.Config{}, fmt.Errorf("%w: %v", cli.ErrUsage, err)
+	}
 	return c, nil
 }
 
@@ -61,9 +64,13 @@ type runFlags struct {
 	cli.RunFlags
 }
 
+// MaxTTL is etcd's largest lease TTL (its lease package's MaxLeaseTTL,
+// 9 000 000 000 s): a grant above it fails at the server ("too large").
+const MaxTTL = 9_000_000_000 * time.Second
+
 func (f *runFlags) check() error {
-	if f.TTL < time.Second || f.TTL%time.Second != 0 {
-		return fmt.Errorf("%w: --ttl %v must be a whole number of seconds, at least 1s", cli.ErrUsage, f.TTL)
+	if f.TTL < time.Second || f.TTL%time.Second != 0 || f.TTL > MaxTTL {
+		return fmt.Errorf("%w: --ttl %v must be a whole number of seconds from 1s to %v (etcd's largest lease TTL, %d s)", cli.ErrUsage, f.TTL, MaxTTL, MaxTTL/time.Second)
 	}
 	if err := f.RunFlags.Check(f.TTL); err != nil {
 		return fmt.Errorf("--ttl %v: %w", f.TTL, err)
