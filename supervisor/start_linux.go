@@ -19,7 +19,6 @@ import (
 
 // child is a started child process.
 type child struct {
-	path  string // what it executes (for errors)
 	pid   int
 	group *jobHold // the job: everything the child started (jobform_linux.go)
 
@@ -188,7 +187,7 @@ func startPlain(cmd *exec.Cmd) (*child, error) {
 	if err != nil {
 		return nil, startError(cmd.Path, err)
 	}
-	return &child{path: cmd.Path, pid: pid, group: pgroupHold(pid)}, nil
+	return &child{pid: pid, group: pgroupHold(pid)}, nil
 }
 
 // errPtraceRefused reports that the kernel or a security policy forbade
@@ -216,7 +215,7 @@ func startTraced(cmd *exec.Cmd) (*child, error) {
 		}
 		return nil, startError(cmd.Path, err)
 	}
-	ch := &child{path: cmd.Path, pid: pid, group: pgroupHold(pid), traced: true}
+	ch := &child{pid: pid, group: pgroupHold(pid), traced: true}
 	fault.Point("supervisor.traced-before-stop") // the child may not have reached its exec yet
 	// Observe the stop at exec without consuming it (WNOWAIT): until the
 	// stop is reaped, the child's SIGTRAP stays pending, so a tracer that
@@ -275,7 +274,7 @@ func startGated(cmd *exec.Cmd, exe string) (*child, error) {
 		w.Close()
 		return nil, fmt.Errorf("supervisor: start exec gate %s: %w", exe, err)
 	}
-	return &child{path: exe, pid: pid, group: pgroupHold(pid), gate: w}, nil
+	return &child{pid: pid, group: pgroupHold(pid), gate: w}, nil
 }
 
 // release lets a stopped child run its command.

@@ -76,7 +76,7 @@ func startTethered(cmd *exec.Cmd, guardExe string, hold *jobHold) (*child, error
 	if st.err != nil {
 		return nil, startError(cmd.Path, st.err)
 	}
-	ch := &child{path: cmd.Path, pid: st.pid, group: pgroupHold(st.pid), tether: t}
+	ch := &child{pid: st.pid, group: pgroupHold(st.pid), tether: t}
 	if hold != nil {
 		hold.started(ch)
 	}
