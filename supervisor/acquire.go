@@ -53,6 +53,10 @@ type acquired struct {
 	child    *child
 	at       time.Time // monotonic start of the attempt that took the lease
 	anchored bool      // taken with lease.Anchor for the child's pid
+	// forwarded is a terminating signal that arrived after the child
+	// started but before supervision began, passed on to the job by
+	// acquire: supervision counts it as forwarded (Result.Forwarded).
+	forwarded syscall.Signal
 }
 
 // actor adds fn to g as an oklog/run actor whose interrupt ends its
@@ -91,8 +95,10 @@ func (r *runner) acquire(ctx context.Context, j *job) (*acquired, error) {
 	var abort *abortError
 	if errors.As(err, &abort) && got != nil {
 		// The signal raced the start: the job is already running under
-		// the lease, so it is the job's to handle.
+		// the lease, so it is the job's to handle, and the job's end by it
+		// is one leasewrap passed on.
 		got.child.signal(abort.sig)
+		got.forwarded = abort.sig
 		return got, nil
 	}
 	if got == nil && err == nil {
