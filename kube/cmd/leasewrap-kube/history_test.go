@@ -115,25 +115,37 @@ func (h *jobLog) check(t *testing.T, s *kubetest.Server, cm string, killedEnd ma
 	if err != nil {
 		t.Fatal(err)
 	}
-	have, _ := strconv.ParseInt(c.Data["counter"], 10, 64)
-	if have != int64(len(h.incs)) {
-		t.Errorf("lost writes: counter %d, %d writes logged", have, len(h.incs))
+	counter, _ := strconv.ParseInt(c.Data["counter"], 10, 64)
+	bad, worst := h.violations(counter, killedEnd, kubetest.Mono())
+	for _, b := range bad {
+		t.Error(b)
+	}
+	return worst
+}
+
+// violations is check's verdict on the log, given the stored counter: what
+// is wrong, and the largest overlap (jobs without an end end at
+// killedEnd[pid], else at now).
+func (h *jobLog) violations(counter int64, killedEnd map[int]int64, now int64) ([]string, time.Duration) {
+	var bad []string
+	if counter != int64(len(h.incs)) {
+		bad = append(bad, fmt.Sprintf("lost writes: counter %d, %d writes logged", counter, len(h.incs)))
 	}
 	incs := append([][2]int64(nil), h.incs...)
 	sort.Slice(incs, func(i, j int) bool { return incs[i][0] < incs[j][0] })
 	for i, in := range incs {
 		if in[0] != int64(i+1) {
-			t.Errorf("write values not 1..n: position %d has %d", i, in[0])
+			bad = append(bad, fmt.Sprintf("write values not 1..n: position %d has %d", i, in[0]))
 			break
 		}
 		if i > 0 && in[1] < incs[i-1][1] {
-			t.Errorf("stale fence accepted: value %d with fence %d after fence %d", in[0], in[1], incs[i-1][1])
+			bad = append(bad, fmt.Sprintf("stale fence accepted: value %d with fence %d after fence %d", in[0], in[1], incs[i-1][1]))
 		}
 	}
 	byFence := map[int64]*hjob{}
 	for _, j := range h.jobs {
 		if o := byFence[j.fence]; o != nil {
-			t.Errorf("two jobs ran under fence %d: %s (pid %d) and %s (pid %d)", j.fence, o.who, o.pid, j.who, j.pid)
+			bad = append(bad, fmt.Sprintf("two jobs ran under fence %d: %s (pid %d) and %s (pid %d)", j.fence, o.who, o.pid, j.who, j.pid))
 		}
 		byFence[j.fence] = j
 	}
@@ -141,7 +153,7 @@ func (h *jobLog) check(t *testing.T, s *kubetest.Server, cm string, killedEnd ma
 	sort.Slice(js, func(i, k int) bool { return js[i].start < js[k].start })
 	for i := 1; i < len(js); i++ {
 		if a, b := js[i-1], js[i]; b.fence <= a.fence {
-			t.Errorf("fences do not grow with start times: %s started after %s with fence %d <= %d", b.who, a.who, b.fence, a.fence)
+			bad = append(bad, fmt.Sprintf("fences do not grow with start times: %s started after %s with fence %d <= %d", b.who, a.who, b.fence, a.fence))
 		}
 	}
 	var worst time.Duration
@@ -152,7 +164,7 @@ func (h *jobLog) check(t *testing.T, s *kubetest.Server, cm string, killedEnd ma
 			aEnd = killedEnd[a.pid]
 		}
 		if aEnd == 0 {
-			aEnd = kubetest.Mono()
+			aEnd = now
 		}
 		for k := i + 1; k < len(js); k++ {
 			if b := js[k]; b.start < aEnd {
@@ -162,7 +174,7 @@ func (h *jobLog) check(t *testing.T, s *kubetest.Server, cm string, killedEnd ma
 			}
 		}
 	}
-	return worst
+	return bad, worst
 }
 
 // TestKubeHistory runs many leasewrap-kube wrappers and client-go electors
@@ -278,6 +290,16 @@ func runKubeHistory(t *testing.T, s *kubetest.Server, b bins, faults bool) {
 		codes[fmt.Sprintf("%s:%d", kinds[p], code)]++
 		if !faults && code != 0 {
 			t.Errorf("without faults every participant exits 0; %s has %d:\n%s", kinds[p], code, p.output())
+		}
+		// 75 says the command did not run: the lease was not acquired
+		// within --wait (3 min, longer than any fault here), or, seen
+		// after holder overwrites, lost before the child started.
+		if code == 75 {
+			for _, j := range readJobLog(t, log).jobs {
+				if j.ppid == p.cmd.Process.Pid {
+					t.Errorf("a %s exited 75 (did not run) but its job ran (fence %d):\n%s", kinds[p], j.fence, p.output())
+				}
+			}
 		}
 	}
 	h := readJobLog(t, log)
