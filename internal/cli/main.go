@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/alecthomas/kong"
 )
@@ -66,7 +67,10 @@ func Main(model any, g *Globals, description, version string, args []string, std
 		kctx.Bind(logger)
 		errOut = ErrorSink(g.LogFormat, stderr)
 		kctx.Bind(IO{Out: stdout, Err: errOut})
-		code = ExitCode(kctx.Run(), errOut)
+		start := time.Now()
+		err := kctx.Run()
+		code = ExitCode(err, errOut)
+		finishObserving(kctx, start, err, code, logger) // --metrics-file
 	}()
 	return code
 }

@@ -24,6 +24,7 @@ type RunFlags struct {
 	ConflictExitCode int           `help:"Exit code when the lease is held by another or not acquired within --wait." default:"75"`
 	Subreaper        bool          `help:"Reap orphaned descendants like tini, so the job's strays stay leasewrap's children (--no-subreaper to turn off; always on as PID 1)." default:"true" negatable:""`
 	LeaveStrays      bool          `help:"Settle the lease as soon as the child exits, leaving the rest of its process group running (unprotected by the lease)."`
+	ObserveFlags     `embed:""`
 
 	Command []string `arg:"" passthrough:"" name:"command" help:"The command to run, after --."`
 }
@@ -56,6 +57,9 @@ func (f *RunFlags) Check(ttl time.Duration) error {
 	if f.ConflictExitCode < 0 || f.ConflictExitCode > 255 {
 		return fmt.Errorf("%w: --conflict-exit-code %d is not in 0..255", ErrUsage, f.ConflictExitCode)
 	}
+	if err := f.ObserveFlags.check(); err != nil {
+		return err
+	}
 	if err := f.Config(nil, nil).ValidateTiming(ttl); err != nil {
 		return fmt.Errorf("%w: %v", ErrUsage, err)
 	}
@@ -84,7 +88,7 @@ func (f *RunFlags) Supervise(ctx context.Context, cfg supervisor.Config) error {
 	// supervisor.Run refuses a command that cannot run before anything is
 	// acquired, with env(1)'s codes (127 not found, 126 not executable); a
 	// file without #! runs through /bin/sh, as execvp does.
-	err := supervisor.Run(ctx, cfg)
+	err := f.ObserveFlags.run(ctx, cfg) // supervisor.Run, with --listen beside it
 	if err == nil {
 		return nil
 	}
