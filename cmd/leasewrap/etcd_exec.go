@@ -1,12 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/internal/cli"
 )
 
 // etcdExe is the executable that serves the etcd kinds (lock, once). It is
@@ -29,6 +32,19 @@ func execEtcd(args []string) error {
 		return fmt.Errorf("exec %s: %w", path, err)
 	}
 	return nil // not reached
+}
+
+// etcdExecError gives a failed exec of leasewrap-etcd the status a shell
+// gives a command it cannot run: 127 when it is missing, 126 when it is
+// there but cannot be executed (docs/ETCD.md).
+func etcdExecError(err error) error {
+	switch {
+	case errors.Is(err, exec.ErrNotFound), errors.Is(err, unix.ENOENT):
+		return &cli.ExitError{Code: cli.ExitNotFound, Err: err}
+	case errors.Is(err, unix.EACCES), errors.Is(err, unix.ENOEXEC), errors.Is(err, unix.EPERM):
+		return &cli.ExitError{Code: cli.ExitNotExecutable, Err: err}
+	}
+	return err
 }
 
 // findEtcdExe returns leasewrap-etcd beside os.Executable(), else in PATH.

@@ -48,7 +48,8 @@ func main() {
 	if etcdVerb(os.Args[1:]) {
 		// lock and once live in leasewrap-etcd, so the etcd client's
 		// start-up never reaches the local kinds: exec it in place.
-		os.Exit(cli.ExitCode(execEtcd(os.Args[1:]), os.Stderr)) // returns only on failure
+		err := execEtcd(os.Args[1:]) // returns only on failure
+		os.Exit(cli.ExitCode(etcdExecError(err), cli.ErrorSink(cli.FormatFromArgs(os.Args[1:], os.Getenv), os.Stderr)))
 	}
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }

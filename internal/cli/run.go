@@ -26,6 +26,8 @@ type RunFlags struct {
 	LeaveStrays      bool          `help:"Settle the lease as soon as the child exits, leaving the rest of its process group running (unprotected by the lease)."`
 	ObserveFlags     `embed:""`
 
+	line verbLine // the raw command line, for Check's messages (BeforeApply)
+
 	Command []string `arg:"" passthrough:"" name:"command" help:"The command to run, after --."`
 }
 
@@ -35,6 +37,9 @@ const MinRenewEvery = 100 * time.Millisecond
 // Check checks the shared flags; ttl is the lease's TTL if known. (Not
 // named Validate: kong would call that itself, without the TTL.)
 func (f *RunFlags) Check(ttl time.Duration) error {
+	if err := f.line.missingKey(f.Command); err != nil {
+		return err
+	}
 	if len(f.Command) > 0 && f.Command[0] == "--" {
 		f.Command = f.Command[1:]
 	} else if len(f.Command) > 0 && strings.HasPrefix(f.Command[0], "-") {
@@ -43,7 +48,7 @@ func (f *RunFlags) Check(ttl time.Duration) error {
 		return fmt.Errorf("%w: unknown flag %s (the command goes after --)", ErrUsage, f.Command[0])
 	}
 	if len(f.Command) == 0 {
-		return fmt.Errorf("%w: no command given; put it after --, e.g. leasewrap claim run KEY -- ./job.sh", ErrUsage)
+		return fmt.Errorf("%w: no command given; put it after --, e.g. %s -- ./job.sh", ErrUsage, f.line.example())
 	}
 	if f.Command[0] == "" {
 		return fmt.Errorf("%w: the command is empty (\"\"); put the program to run after --", ErrUsage)
@@ -61,7 +66,7 @@ func (f *RunFlags) Check(ttl time.Duration) error {
 		return err
 	}
 	if err := f.Config(nil, nil).ValidateTiming(ttl); err != nil {
-		return fmt.Errorf("%w: %v", ErrUsage, err)
+		return f.timingError(ttl, err)
 	}
 	return nil
 }

@@ -36,3 +36,31 @@ func TestTLSSchemeMismatch(t *testing.T) {
 		})
 	}
 }
+
+// TestMistakesNameTheirVerb: lock and once explain a bad command line in
+// their own words, and --ttl takes plain seconds as etcdctl does.
+func TestMistakesNameTheirVerb(t *testing.T) {
+	c := etcdtest.Start(t, etcdtest.Options{})
+	eps := strings.Join(c.Endpoints(), ",")
+	for _, tc := range []struct {
+		args []string
+		want int
+		says string
+	}{
+		{[]string{"lock", "run", "--endpoints", eps, "--", "./job.sh", "arg1"}, 64, "lock run: usage: NAME is missing"},
+		{[]string{"once", "run", "--endpoints", eps, "--", "./job.sh", "arg1"}, 64, "once run: usage: KEY is missing"},
+		{[]string{"lock", "run", "n", "--endpoints", eps}, 64, "e.g. leasewrap lock run NAME -- ./job.sh"},
+		{[]string{"once", "run", "k", "--endpoints", eps, "--ttl", "3s", "--", "true"}, 64, "--kill-grace 10s must be shorter than --ttl 3s"},
+		{[]string{"lock", "run", "n", "--endpoints", eps, "--ttl", "5x", "--", "true"}, 64, "neither whole seconds"},
+		{[]string{"lock", "run", "n", "--endpoints", eps, "--ttl", "5", "--kill-grace", "1s", "--", "sh", "-c", "echo ttl ok"}, 0, "ttl ok"},
+		{[]string{"lock", "run", "n", "--endpoints", eps, "--ttl", "5s", "--kill-grace", "1s", "--", "sh", "-c", "echo ttl ok"}, 0, "ttl ok"},
+	} {
+		code, log := runLW(t, nil, tc.args...)
+		if code != tc.want || !strings.Contains(log, tc.says) {
+			t.Errorf("%v: want %d and %q, have %d:\n%s", tc.args, tc.want, tc.says, code, log)
+		}
+		if strings.Contains(log, "claim run") {
+			t.Errorf("%v: the message names another verb:\n%s", tc.args, log)
+		}
+	}
+}

@@ -59,7 +59,7 @@ func (c *onceRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	}
 	defer ec.Close()
 	host, _ := os.Hostname()
-	l, err := once.New(once.Config{Client: ec, Prefix: c.Prefix, Key: c.Key, TTL: c.TTL, Holder: c.holder(), Host: host,
+	l, err := once.New(once.Config{Client: ec, Prefix: c.Prefix, Key: c.Key, TTL: c.ttl(), Holder: c.holder(), Host: host,
 		RunID: c.RunID, PublishFailures: c.PublishFailures, Endpoints: c.connFlags.Endpoints})
 	if err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
