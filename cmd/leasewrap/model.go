@@ -25,6 +25,7 @@ type tree struct {
 	Claims      claimKind   `embed:""`
 	Reserves    reserveKind `embed:""`
 	Sessions    sessionKind `embed:""`
+	Etcd        etcdKinds   `embed:""` // help only: lock and once run in leasewrap-etcd
 }
 
 // The kinds, each with its one-line help, shared by the whole tree and
