@@ -58,6 +58,9 @@ func Main(model any, g *Globals, description, version string, args []string, std
 			if errors.As(perr, &pe) {
 				kctx = pe.Context // Parse returns no context on error
 			}
+			if pe != nil && pe.Context != nil {
+				errOut = ErrorSink(FormatFromArgs(args, os.Getenv), stderr, verbAttrs(pe.Context)...)
+			}
 			fmt.Fprintf(errOut, "leasewrap: %v\n", perr)
 			code = UsageCode(kctx)
 			return
@@ -69,7 +72,7 @@ func Main(model any, g *Globals, description, version string, args []string, std
 		kctx.Bind(IO{Out: stdout, Err: errOut})
 		start := time.Now()
 		err := kctx.Run()
-		code = ExitCode(err, errOut)
+		code = ExitCode(err, ErrorSink(g.LogFormat, stderr, verbAttrs(kctx)...))
 		finishObserving(kctx, start, err, code, logger) // --metrics-file
 	}()
 	return code

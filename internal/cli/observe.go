@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -278,9 +279,33 @@ func commandKind(kctx *kong.Context) string {
 // commandKey is the verb's first positional argument (its key or name).
 func commandKey(kctx *kong.Context) string {
 	for _, p := range kctx.Selected().Positional {
-		if p.Name != "command" && p.Target.IsValid() {
-			return fmt.Sprint(p.Target.Interface())
+		if p.Name != "command" && p.Target.IsValid() && p.Target.Kind() == reflect.String {
+			return p.Target.String()
 		}
 	}
 	return ""
+}
+
+// verbAttrs are the kind and key of the verb kctx selected, for
+// leasewrap's own error lines (none for a command line without a verb).
+func verbAttrs(kctx *kong.Context) []slog.Attr {
+	if kctx == nil || kctx.Selected() == nil {
+		return nil
+	}
+	kind, key := commandKind(kctx), commandKey(kctx)
+	if f := observedFlags(kctx); f != nil {
+		f.obs.mu.Lock()
+		if f.obs.kind != "" {
+			kind, key = f.obs.kind, f.obs.key
+		}
+		f.obs.mu.Unlock()
+	}
+	var attrs []slog.Attr
+	if kind != "" {
+		attrs = append(attrs, slog.String("kind", kind))
+	}
+	if key != "" {
+		attrs = append(attrs, slog.String("key", key))
+	}
+	return attrs
 }
