@@ -62,6 +62,9 @@ func (f *connFlags) dial(ctx context.Context, probeKey string) (*clientv3.Client
 type runFlags struct {
 	TTL    ttlFlag `help:"Lease TTL in whole seconds, as etcdctl takes it (--ttl 30) or as a duration (--ttl 30s); the server may grant more, and the granted TTL is used." default:"30"`
 	Holder string  `help:"Holder identity (default: leasewrap:HOST:PID:RANDOM)."`
+	// WaitReportEvery is how often a waiter (--wait) says whom it still
+	// waits for; hidden: a test seam, the minute is the contract.
+	WaitReportEvery time.Duration `hidden:"" default:"1m"`
 	cli.RunFlags
 }
 

@@ -49,7 +49,8 @@ func (c *lockRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 		return err
 	}
 	defer ec.Close()
-	l, err := lock.New(lock.Config{Client: ec, Name: c.Name, TTL: c.ttl(), Holder: c.holder(), Endpoints: c.connFlags.Endpoints})
+	l, err := lock.New(lock.Config{Client: ec, Name: c.Name, TTL: c.ttl(), Holder: c.holder(), Endpoints: c.connFlags.Endpoints,
+		Logger: logger, ReportEvery: c.WaitReportEvery})
 	if err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}

@@ -60,7 +60,8 @@ func (c *onceRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	defer ec.Close()
 	host, _ := os.Hostname()
 	l, err := once.New(once.Config{Client: ec, Prefix: c.Prefix, Key: c.Key, TTL: c.ttl(), Holder: c.holder(), Host: host,
-		RunID: c.RunID, PublishFailures: c.PublishFailures, Endpoints: c.connFlags.Endpoints})
+		RunID: c.RunID, PublishFailures: c.PublishFailures, Endpoints: c.connFlags.Endpoints,
+		Logger: logger, ReportEvery: c.WaitReportEvery})
 	if err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
