@@ -106,7 +106,7 @@ func (l *Locker) Probe(ctx context.Context) error {
 	}
 	r := st.Record
 	return &lease.HeldError{Kind: "claim", Key: l.cfg.Key, Holder: r.Holder, PID: r.PID, Host: r.Host,
-		Detail: fmt.Sprintf("claim is %s", st.State)}
+		Detail: l.claims.heldDetail(l.cfg.Key, r, st.State)}
 }
 
 // Acquire takes the claim for the calling process (lease.Locker); the
@@ -139,7 +139,7 @@ func (l *Locker) AcquireAnchored(ctx context.Context, pid int) (lease.Lease, err
 	var held *HeldByOtherError
 	if errors.As(err, &held) {
 		return nil, &lease.HeldError{Kind: "claim", Key: l.cfg.Key, Holder: held.Holder, PID: held.PID, Host: held.Host,
-			Detail: fmt.Sprintf("claim is %s", held.State)}
+			Detail: l.claims.heldDetail(l.cfg.Key, held.rec, held.State)}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("acquire claim %q: %w", l.cfg.Key, err)
