@@ -62,7 +62,8 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("demo exited %d:\n%s", code, out)
 	}
 	for _, want := range []string{"second wrapper exited 75", "third wrapper ran after the holder exited", `{"key":"build:nightly","state":"free"}`,
-		"retry exited 0 (replayed)", "fd 3 is locked", "done: every lease was settled"} {
+		"retry exited 0 (replayed)", "fd 3 is locked", "done: every lease was settled",
+		`leasewrap_runs_total{kind="claim",key="metrics:demo",outcome="ran"} 2`, `leasewrap_last_exit_code{kind="claim",key="metrics:demo"} 3`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("want %q in the demo's output:\n%s", want, out)
 		}
