@@ -159,3 +159,21 @@ func TestMetricsFileRefusesWhatItWouldClobber(t *testing.T) {
 		t.Errorf("symlink target changed: %q", b)
 	}
 }
+
+// TestMetricsFileRecordsARefusedCommandLine: a run verb refused after its
+// flags were read (here a TTL outside the protocol's bounds) still leaves
+// its metrics file, counted as an error with exit code 64.
+func TestMetricsFileRecordsARefusedCommandLine(t *testing.T) {
+	root, env := claimEnv(t)
+	mf := filepath.Join(root, "job.prom")
+	if have, p := runLW(t, env, "claim", "run", "job", "--root", root, "--ttl", "5s", "--metrics-file", mf, "--", "true"); have != cli.ExitUsage {
+		t.Fatalf("want %d, have %d\n%s", cli.ExitUsage, have, &p.stderr)
+	}
+	fams := readProm(t, mf)
+	if v, _ := promValue(fams, "leasewrap_runs_total", map[string]string{"kind": "claim", "key": "job", "outcome": "error"}); v != 1 {
+		t.Errorf("want runs_total{error} 1, have %v", v)
+	}
+	if v, _ := promValue(fams, "leasewrap_last_exit_code", map[string]string{"key": "job"}); v != cli.ExitUsage {
+		t.Errorf("want last exit code %d, have %v", cli.ExitUsage, v)
+	}
+}

@@ -52,6 +52,7 @@ func Main(model any, g *Globals, description, version string, args []string, std
 				code = int(e)
 			}
 		}()
+		start := time.Now()
 		kctx, perr := parser.Parse(args)
 		if perr != nil {
 			var pe *kong.ParseError
@@ -63,6 +64,12 @@ func Main(model any, g *Globals, description, version string, args []string, std
 			}
 			fmt.Fprintf(errOut, "leasewrap: %v\n", perr)
 			code = UsageCode(kctx)
+			// A run verb refused after its flags were read still leaves
+			// its --metrics-file (outcome error), unless that is the flag
+			// refused.
+			if !errors.Is(perr, errMetricsFile) {
+				finishObserving(kctx, start, perr, code, NewLogger(g, stderr))
+			}
 			return
 		}
 		logger := NewLogger(g, stderr)
@@ -70,7 +77,6 @@ func Main(model any, g *Globals, description, version string, args []string, std
 		kctx.Bind(logger)
 		errOut = ErrorSink(g.LogFormat, stderr)
 		kctx.Bind(IO{Out: stdout, Err: errOut})
-		start := time.Now()
 		err := kctx.Run()
 		code = ExitCode(err, ErrorSink(g.LogFormat, stderr, verbAttrs(kctx)...))
 		finishObserving(kctx, start, err, code, logger) // --metrics-file

@@ -32,6 +32,10 @@ type ObserveFlags struct {
 	obs observation // what the run did, filled in as it goes
 }
 
+// errMetricsFile marks a refused --metrics-file (which then cannot be
+// written either).
+var errMetricsFile = errors.New("metrics file refused")
+
 // maxMetricsFile bounds the previous textfile read back for its counters.
 const maxMetricsFile = 1 << 20
 
@@ -41,7 +45,7 @@ const maxMetricsFile = 1 << 20
 func (f *ObserveFlags) check() error {
 	if f.MetricsFile != "" {
 		if err := checkMetricsFile(f.MetricsFile); err != nil {
-			return fmt.Errorf("%w: %v", ErrUsage, err)
+			return fmt.Errorf("%w: %w: %v", ErrUsage, errMetricsFile, err)
 		}
 	}
 	if f.Listen != "" {
