@@ -182,7 +182,7 @@ func (f *ObserveFlags) run(ctx context.Context, cfg supervisor.Config) error {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	logger.Debug("serving /metrics, /healthz and /readyz", "addr", ln.Addr().String())
+	logger.Info("serving /metrics, /healthz and /readyz", "addr", ln.Addr().String())
 	var g run.Group
 	{
 		ctx, cancel := context.WithCancel(ctx)
