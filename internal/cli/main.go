@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/alecthomas/kong"
@@ -62,7 +63,11 @@ func Main(model any, g *Globals, description, version string, args []string, std
 			if pe != nil && pe.Context != nil {
 				errOut = ErrorSink(FormatFromArgs(args, os.Getenv), stderr, verbAttrs(pe.Context)...)
 			}
-			fmt.Fprintf(errOut, "leasewrap: %v\n", perr)
+			msg := perr.Error()
+			if verb := verbPath(kctx); verb != "" && !strings.HasPrefix(msg, verb+":") {
+				msg = verb + ": " + msg // kong's own errors do not say which verb
+			}
+			fmt.Fprintf(errOut, "leasewrap: %s\n", msg)
 			code = UsageCode(kctx)
 			// A run verb refused after its flags were read still leaves
 			// its --metrics-file (outcome error), unless that is the flag

@@ -23,11 +23,7 @@ type verbLine struct {
 // its key's name and whether "--" was given, for Check.
 func (f *RunFlags) BeforeApply(kctx *kong.Context) error {
 	n := kctx.Selected()
-	var words []string
-	for p := n; p != nil && p.Type == kong.CommandNode; p = p.Parent {
-		words = append([]string{p.Name}, words...)
-	}
-	f.line.verb = strings.Join(words, " ")
+	f.line.verb = verbPath(kctx)
 	if n != nil {
 		for _, p := range n.Positional {
 			if p.Name != "command" {
@@ -116,4 +112,16 @@ func count(words []string, w string) int {
 		}
 	}
 	return n
+}
+
+// verbPath is the verb kctx selected, "claim run"; "" for none.
+func verbPath(kctx *kong.Context) string {
+	if kctx == nil {
+		return ""
+	}
+	var words []string
+	for p := kctx.Selected(); p != nil && p.Type == kong.CommandNode; p = p.Parent {
+		words = append([]string{p.Name}, words...)
+	}
+	return strings.Join(words, " ")
 }
