@@ -4,11 +4,43 @@
 // held/replay error types they share.
 //
 // The core is what every backend can honestly do: a Locker that tries once
-// to Acquire, and a Lease with an environment, a TTL, Renew and Finish.
-// File hand-over, pid anchoring, probing, the wake-up source while waiting,
-// queued waiting, pushed loss and dying with leasewrap are optional
-// interfaces. The file-system wake-up source the local kinds share is
+// to Acquire, and a Lease that names its holder, adds to the child's
+// environment, has a TTL (or none), may push its own loss (Done, nil when
+// it cannot), and can be renewed and finished. Three capabilities only
+// some kinds have are optional interfaces: starting the child anchored
+// (Anchor: probe, acquire for the stopped child's pid, then the work that
+// waits for the start), a wake-up source while waiting (Notifier) or a
+// queue of its own (Queuer), and a descriptor the child inherits
+// (FileHolder). The file-system wake-up source the local kinds share is
 // package lease/fswatch.
+//
+// Whether the job must die with leasewrap is not a capability a kind
+// declares: it follows from the lease (DiesWithLeasewrap). A lease that
+// only leasewrap's renewals keep alive (a TTL, no inherited descriptor, no
+// recorded child pid) gets that guard; a lease the child keeps live by
+// itself must not, whether or not its kind pushes loss. Pushed loss (Done)
+// is not the signal for it: a local kind may learn of a removed record by
+// a watch and still be one the child's descriptor keeps live.
+//
+// The kinds and what they do:
+//
+//	kind         Locker extras        TTL      Done (push)        FileHolder  dies with leasewrap
+//	claim        Anchor, Notifier     yes/0    nil                no          no (child's pid)
+//	reservation  Notifier             0        nil                yes         no (inherited flock)
+//	session      Notifier             0        nil                yes         no (inherited flock)
+//	lock (etcd)  Queuer               yes      session expiry,    no          yes
+//	                                           key deleted
+//	once (etcd)  Queuer               yes      session expiry,    no          yes
+//	                                           record deleted
+//	flock        Notifier             0        nil                yes         no (inherited flock)
+//	kube         Queuer or Notifier   yes      watch              no          yes
+//
+// (flock: a plain exclusive flock(2) on a path, the descriptor inherited;
+// kube: a Kubernetes Lease object, renewed, its loss seen by a watch.)
+// A session's migration (`session run --migrate`) is not a capability of
+// the contract either: the supervisor runs a generic pre-step whose lease
+// is handed over to the command by a function the session verb supplies
+// (supervisor.Step.Handover).
 //
 // Each local kind lives in its own sub-package (lease/claim, lease/reserve,
 // lease/session) and is a wire-exact peer of an existing on-disk protocol.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 var (
@@ -25,6 +26,8 @@ type HeldError struct {
 	Holder string // the other holder's identity, if known
 	PID    int    // the other holder's pid, if known
 	Host   string // the other holder's host, if known
+	// Since is when the other holder took the lease, if known.
+	Since time.Time
 	// Detail says more, for people (for example "creator live, not yet
 	// published" or the session owner's identity).
 	Detail string

@@ -7,26 +7,23 @@ import (
 	"time"
 )
 
-// Locker acquires one lease: one kind, one key, one holder identity. It is
-// what every backend can honestly do; capabilities only some backends have
-// are the optional interfaces below (Anchored, Prober, Notifier, Queuer on
-// a Locker; FileHolder, Starter, LossNotifier, Ephemeral on a Lease),
-// discovered with a type assertion the way io.WriterTo is.
+// Locker acquires one lease: one kind, one key. It is what every backend
+// can honestly do; capabilities only some backends have are the optional
+// interfaces below (Anchor, Notifier and Queuer on a Locker, FileHolder on
+// a Lease), discovered with a type assertion the way io.WriterTo is.
 //
-// A Locker is configured once (by its kind's constructor) and may be asked
-// to Acquire several times while a supervisor waits. Implementations must
-// be safe for use by one goroutine at a time; the supervisor never calls a
-// Locker concurrently.
+// A Locker is configured once (by its kind's constructor) and its
+// configuration does not change: what an Acquire took (the holder, a run
+// id) is described by the Lease it returns. It may be asked to Acquire
+// several times while a supervisor waits. Implementations must be safe
+// for use by one goroutine at a time; the supervisor never calls a Locker
+// concurrently.
 type Locker interface {
 	// Kind names the lease kind ("claim", "reservation", "session", "lock",
 	// ...). It is exported to the child as LEASEWRAP_KIND.
 	Kind() string
 	// Key is the lease's key as the user gave it (LEASEWRAP_KEY).
 	Key() string
-	// Holder is the identity the lease is taken as (LEASEWRAP_HOLDER). A
-	// kind may learn it only once acquired (a run id): the supervisor asks
-	// again after Acquire.
-	Holder() string
 
 	// Acquire tries once to take the lease for the calling process.
 	//
@@ -39,8 +36,13 @@ type Locker interface {
 
 // Lease is a held lease. Renew is called from one goroutine at a time;
 // Finish is called exactly once, and may run while a Renew that the
-// supervisor abandoned at the fencing deadline is still blocked.
+// supervisor abandoned at the fencing deadline is still blocked. Holder,
+// Env, TTL and Done may be called from any goroutine.
 type Lease interface {
+	// Holder is the identity the lease is held as (LEASEWRAP_HOLDER): the
+	// configured holder, or what the acquisition chose (a run id).
+	Holder() string
+
 	// Env returns extra KEY=VALUE pairs for the child (for example
 	// LEASEWRAP_RUN_ID). LEASEWRAP_KIND, _KEY, _HOLDER and _FD are added by
 	// the supervisor.
@@ -52,6 +54,13 @@ type Lease interface {
 	// TTL - kill grace - margin, whatever Renew is doing then.
 	TTL() time.Duration
 
+	// Done is closed when the kind learns by itself that the lease is lost
+	// (a watch saw its record deleted or replaced, its session expired):
+	// the supervisor then stops the job at once instead of at the next
+	// renewal, the way etcd's Session.Done works. It is nil for a kind
+	// that cannot push loss; Renew and the fence cover those.
+	Done() <-chan struct{}
+
 	// Renew makes one attempt to extend a TTL lease by TTL from now, or,
 	// for a lease without a TTL, to check that it is still ours. ctx ends
 	// no later than the fencing deadline. It returns an error matching
@@ -62,8 +71,10 @@ type Lease interface {
 
 	// Finish settles the lease after the job has ended: release it, or
 	// publish the result. It is called exactly once, under a context that
-	// is not the (possibly cancelled) run context. It must not touch a
-	// record that is no longer ours. When res.PastFence is set it settles
+	// is not the (possibly cancelled) run context and that ends at the
+	// settle deadline; a Finish still running then is abandoned (left to
+	// return on its own) like a hung renewal. It must not touch a record
+	// that is no longer ours. When res.PastFence is set it settles
 	// normally only if it can prove the lease is still its own, and
 	// otherwise returns an error matching ErrLost and publishes nothing.
 	Finish(ctx context.Context, res Result) error
@@ -75,6 +86,13 @@ type Result struct {
 	ExitCode int
 	// Signal is the signal that killed the child, or 0.
 	Signal syscall.Signal
+	// Forwarded is the terminating signal (TERM, INT, HUP, QUIT) that
+	// leasewrap passed on to the job from outside (a shutdown) and that
+	// ended it: the child died of it, or exited 128+N for it as a shell
+	// reports a child killed by it. 0 otherwise. Such a status is not the
+	// job's own result: a kind that publishes results must not record it
+	// as the key's permanent outcome unless asked to.
+	Forwarded syscall.Signal
 	// Lost is true when the supervisor stopped the job because the lease
 	// was lost. Finish must then not publish anything.
 	Lost bool
@@ -92,21 +110,30 @@ type Result struct {
 	Started, Finished time.Time
 }
 
-// Anchored is an optional Locker interface of kinds that record the pid of
-// the process doing the work (a claim): the supervisor starts the child
-// stopped before its first instruction, calls AcquireAnchored with its pid,
-// and lets it run only if that succeeded. Such a kind's Acquire anchors the
-// lease to the calling process instead.
-type Anchored interface {
-	AcquireAnchored(ctx context.Context, pid int) (Lease, error)
-}
-
-// Prober is an optional interface of anchored kinds: Probe tells, without
-// creating or changing anything, that the lease is visibly held (an error
-// matching ErrHeld), so the supervisor need not start a stopped child only
-// to kill it. A nil answer proves nothing: the acquire still decides.
-type Prober interface {
+// Anchor is the optional Locker interface of kinds that record the pid of
+// the process doing the work (a claim), so that the lease stays live for
+// as long as the work goes on, whatever happens to leasewrap. The
+// supervisor asks Probe, starts the child stopped before its first
+// instruction, calls AcquireAnchored with its pid, lets it run only if
+// that succeeded, and then calls Started. Such a kind's Acquire anchors
+// the lease to the calling process instead.
+type Anchor interface {
+	// Holder is the identity the lease will be taken as, known before any
+	// acquisition: the stopped child's environment is built from it.
+	Holder() string
+	// Probe tells, without creating or changing anything, that the lease
+	// is visibly held (an error matching ErrHeld), so the supervisor need
+	// not start a stopped child only to kill it. A nil answer proves
+	// nothing: the acquire still decides.
 	Probe(ctx context.Context) error
+	// AcquireAnchored is Acquire for the process pid. The Lease it returns
+	// hands over nothing but the holder (no Env, no FileHolder).
+	AcquireAnchored(ctx context.Context, pid int) (Lease, error)
+	// Started is called once the child runs under ls (a lease this Anchor
+	// returned), for work that must not delay the child's start (a claim's
+	// audit events). Finish may come without Started when the child never
+	// ran.
+	Started(ctx context.Context, ls Lease)
 }
 
 // Notifier is an optional Locker interface: the kind's own way to learn
@@ -148,36 +175,19 @@ type FileHolder interface {
 	File() *os.File
 }
 
-// Starter is an optional Lease interface: Started is called once the
-// child runs under the lease, for work that must not delay the child's
-// start (a claim's audit events). Finish may come without Started when
-// the child never ran.
-type Starter interface {
-	Started(ctx context.Context)
-}
-
-// LossNotifier is an optional Lease interface of kinds that learn of a loss
-// by themselves (a watch saw the record deleted or replaced): the channel
-// is closed when the lease is known lost, and the supervisor treats that
-// as loss at once instead of waiting for the next renewal.
-type LossNotifier interface {
-	Lost() <-chan struct{}
-}
-
-// Ephemeral is an optional Lease interface marking a lease that dies with
-// leasewrap's process (its keep-alive is sent by leasewrap alone, as with
-// an etcd session). The supervisor then makes the job die with leasewrap
-// too; a local kind, whose locked descriptor or pid keeps the lease live
-// for as long as the child runs, must not implement it.
-type Ephemeral interface {
-	Ephemeral()
-}
-
-// Successor is an optional Lease interface of a pre-step's lease (a
-// session's maintenance guard, under which a migration runs): once the
-// pre-step's command has succeeded, Next turns this lease into the main
-// command's lease without a gap in which another could take it. Next
-// replaces Finish: on error, this lease has been settled.
-type Successor interface {
-	Next(ctx context.Context) (Lease, error)
+// DiesWithLeasewrap reports whether ls is kept alive by leasewrap's
+// renewals alone: it has a TTL, hands the child no descriptor and was not
+// anchored to the child's pid (anchored says so). Such a lease expires
+// soon after leasewrap dies and another holder may then take it, so the
+// supervisor makes the job die with leasewrap too. A lease the child
+// keeps live by itself (a locked descriptor it inherited, its own pid
+// recorded) must not: the job is then meant to outlive leasewrap.
+func DiesWithLeasewrap(ls Lease, anchored bool) bool {
+	if anchored || ls.TTL() == 0 {
+		return false
+	}
+	if f, ok := ls.(FileHolder); ok && f.File() != nil {
+		return false
+	}
+	return true
 }

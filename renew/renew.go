@@ -40,6 +40,13 @@ type Config struct {
 
 	Logger *slog.Logger
 
+	// OnRenew, if set, is called from the keeper's goroutine after each
+	// renewal attempt with the attempt's start (monotonic), how long it
+	// took and its error: nil when renewed (the fence then counts from
+	// started), ErrFenced when it was abandoned at the fencing deadline.
+	// It must not block.
+	OnRenew func(started time.Time, took time.Duration, err error)
+
 	now   func() time.Time // monotonic readings; tests replace it
 	sleep func(ctx context.Context, d time.Duration) error
 	after func(d time.Duration) <-chan time.Time
@@ -178,12 +185,20 @@ func (k *Keeper) Run(ctx context.Context) error {
 		}
 		started := c.now()
 		err, fenced := k.attempt(ctx, started)
+		if err == nil && !fenced {
+			k.setFence(started)
+		}
+		if fenced {
+			err = ErrFenced
+		}
+		if c.OnRenew != nil && (err == nil || ctx.Err() == nil) {
+			c.OnRenew(started, c.now().Sub(started), err)
+		}
 		switch {
 		case fenced:
 			c.Logger.Error("lease renewal still running at the fencing deadline; fencing", "ttl", c.TTL)
 			return ErrFenced
 		case err == nil:
-			k.setFence(started)
 			failures = 0
 		case ctx.Err() != nil:
 			return nil

@@ -16,12 +16,12 @@ import (
 	"github.com/leasewrap/leasewrap/lease"
 )
 
-// SignalAbort reports that leasewrap was asked to stop (by Signal) before
-// the child started: nothing was left behind, exit 128+N.
-type SignalAbort struct{ Signal syscall.Signal }
+// abortError reports that leasewrap was asked to stop (by sig) before the
+// child started: nothing was left behind.
+type abortError struct{ sig syscall.Signal }
 
-func (e *SignalAbort) Error() string {
-	return fmt.Sprintf("supervisor: %v while acquiring; nothing was started", e.Signal)
+func (e *abortError) Error() string {
+	return fmt.Sprintf("supervisor: %v while acquiring; nothing was started", e.sig)
 }
 
 // isAbortSignal tells the signals that stop an acquisition in progress.
@@ -42,51 +42,56 @@ const (
 	backoffMax = 250 * time.Millisecond
 )
 
+// waitReportEvery is how often a waiter says again whom it waits for.
+const waitReportEvery = time.Minute
+
 // acquired is the outcome of the acquisition phase: a held lease and a
 // child running under it.
 type acquired struct {
-	lease lease.Lease
-	child *child
-	at    time.Time // monotonic start of the attempt that took the lease
+	lease    lease.Lease
+	child    *child
+	at       time.Time // monotonic start of the attempt that took the lease
+	anchored bool      // taken with lease.Anchor for the child's pid
 }
 
-// acquire takes j's lease, waiting up to c.Wait, and starts j's command
-// under it. It is an oklog/run group of two actors: the attempt loop and a
-// watcher of the run's signal channel (the same channel the forwarder
-// reads later, so no signal is delivered twice).
-func (c *Config) acquire(ctx context.Context, j *job, sigs <-chan os.Signal) (*acquired, error) {
+// actor adds fn to g as an oklog/run actor whose interrupt ends its
+// context, with the error that ended the group as the context's cause.
+func actor(g *run.Group, ctx context.Context, fn func(context.Context) error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	g.Add(func() error { return fn(ctx) }, func(err error) { cancel(err) })
+}
+
+// acquire takes j's lease, waiting up to Wait, and starts j's command
+// under it. It is an oklog/run group of two actors: the attempt loop
+// (which blocks in the kind's I/O) and a watcher of the run's signal
+// channel, so SIGINT/SIGTERM while waiting abort cleanly.
+func (r *runner) acquire(ctx context.Context, j *job) (*acquired, error) {
 	var got *acquired
 	var g run.Group
-	{
-		ctx, cancel := context.WithCancel(ctx)
-		g.Add(func() error {
-			a, err := c.attemptLoop(ctx, j)
-			got = a
-			return err
-		}, func(error) { cancel() })
-	}
-	{
-		ctx, cancel := context.WithCancel(ctx)
-		g.Add(func() error {
-			for {
-				select {
-				case s := <-sigs:
-					if isAbortSignal(s) {
-						return &SignalAbort{Signal: s.(syscall.Signal)}
-					}
-					c.Logger.Debug("signal while acquiring; no child to pass it to, dropped", "signal", s)
-				case <-ctx.Done():
-					return nil
+	actor(&g, ctx, func(ctx context.Context) error {
+		a, err := r.attemptLoop(ctx, j)
+		got = a
+		return err
+	})
+	actor(&g, ctx, func(ctx context.Context) error {
+		for {
+			select {
+			case s := <-r.sigs:
+				if isAbortSignal(s) {
+					return &abortError{sig: s.(syscall.Signal)}
 				}
+				r.cfg.Logger.Debug("signal while acquiring; no child to pass it to, dropped", "signal", s)
+			case <-ctx.Done():
+				return nil
 			}
-		}, func(error) { cancel() })
-	}
+		}
+	})
 	err := g.Run()
-	var abort *SignalAbort
+	var abort *abortError
 	if errors.As(err, &abort) && got != nil {
 		// The signal raced the start: the job is already running under
 		// the lease, so it is the job's to handle.
-		got.child.signal(abort.Signal)
+		got.child.signal(abort.sig)
 		return got, nil
 	}
 	if got == nil && err == nil {
@@ -98,13 +103,16 @@ func (c *Config) acquire(ctx context.Context, j *job, sigs <-chan os.Signal) (*a
 // attemptLoop tries to take the lease until it succeeds, fails for good,
 // the wait runs out or ctx ends. A kind with a queue waits in it; any
 // other kind is retried here, woken by its Notifier if it has one.
-func (c *Config) attemptLoop(ctx context.Context, j *job) (*acquired, error) {
-	if q, ok := j.locker.(lease.Queuer); ok && c.Wait > 0 {
-		return c.queued(ctx, j, q)
+func (r *runner) attemptLoop(ctx context.Context, j *job) (*acquired, error) {
+	wait := r.cfg.Wait
+	if q, ok := j.locker.(lease.Queuer); ok && wait > 0 {
+		return r.queued(ctx, j, q)
 	}
-	deadline := time.Now().Add(c.Wait)
+	log := r.cfg.Logger.With("kind", j.locker.Kind(), "key", j.locker.Key())
+	began := time.Now()
+	deadline := began.Add(wait)
 	var w lease.Wake
-	if n, ok := j.locker.(lease.Notifier); ok && c.Wait > 0 {
+	if n, ok := j.locker.(lease.Notifier); ok && wait > 0 {
 		var err error
 		if w, err = n.Notify(ctx); err != nil {
 			return nil, err
@@ -112,23 +120,33 @@ func (c *Config) attemptLoop(ctx context.Context, j *job) (*acquired, error) {
 		defer w.Close()
 	}
 	backoff := backoffMin
+	var reported time.Time // when the waiter last said whom it waits for
 	for attempt := 1; ; attempt++ {
-		a, err := c.attempt(ctx, j)
+		a, err := r.attempt(ctx, j)
 		if err == nil {
 			return a, nil
 		}
-		if !errors.Is(err, lease.ErrHeld) || c.Wait == 0 {
+		if !errors.Is(err, lease.ErrHeld) {
+			return nil, err
+		}
+		r.emit(Event{Type: EventWaiting, Holder: heldBy(err), Err: err})
+		if wait == 0 {
 			return nil, err
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
-			return nil, fmt.Errorf("%w (%v): %w", ErrWaitTimeout, c.Wait, err)
+			return nil, fmt.Errorf("%w (%v): %w", ErrWaitTimeout, wait, err)
 		}
-		if attempt == 1 {
-			c.Logger.Info("lease held; waiting", "kind", j.locker.Kind(), "key", j.locker.Key(), "wait", c.Wait, "reason", err.Error())
+		switch {
+		case attempt == 1:
+			log.Info("lease held; waiting", append(heldAttrs(err), "wait", wait, "reason", err.Error())...)
+			reported = time.Now()
+		case time.Since(reported) >= r.waitReport:
+			log.Info("lease still held; still waiting", append(heldAttrs(err), "waited", time.Since(began).Round(time.Second), "left", left.Round(time.Second), "reason", err.Error())...)
+			reported = time.Now()
 		}
-		sleep := min(backoff/2+time.Duration(rand.Int64N(int64(backoff))), left)
-		c.Logger.Debug("lease still held; retrying", "attempt", attempt, "max_sleep", sleep)
+		sleep := min(backoff/2+time.Duration(rand.Int64N(int64(backoff))), left, r.waitReport)
+		log.Debug("lease still held; retrying", "attempt", attempt, "max_sleep", sleep, "reason", err.Error())
 		woke := false
 		if w != nil {
 			woke, err = w.Wait(ctx, err, sleep)
@@ -146,14 +164,45 @@ func (c *Config) attemptLoop(ctx context.Context, j *job) (*acquired, error) {
 	}
 }
 
-// queued waits in the kind's own queue until c.Wait runs out.
-func (c *Config) queued(ctx context.Context, j *job, q lease.Queuer) (*acquired, error) {
-	qctx, cancel := context.WithTimeout(ctx, c.Wait)
+// heldBy is the other holder a contention error names, if any.
+func heldBy(err error) string {
+	var held *lease.HeldError
+	if errors.As(err, &held) {
+		return held.Holder
+	}
+	return ""
+}
+
+// heldAttrs are the log attributes of whom a waiter waits for.
+func heldAttrs(err error) []any {
+	var held *lease.HeldError
+	if !errors.As(err, &held) {
+		return nil
+	}
+	var attrs []any
+	if held.Holder != "" {
+		attrs = append(attrs, "holder", held.Holder)
+	}
+	if held.PID > 0 {
+		attrs = append(attrs, "holder_pid", held.PID)
+	}
+	if held.Host != "" {
+		attrs = append(attrs, "holder_host", held.Host)
+	}
+	if !held.Since.IsZero() {
+		attrs = append(attrs, "held_since", held.Since.UTC().Format(time.RFC3339), "held_for", time.Since(held.Since).Round(time.Second))
+	}
+	return attrs
+}
+
+// queued waits in the kind's own queue until Wait runs out.
+func (r *runner) queued(ctx context.Context, j *job, q lease.Queuer) (*acquired, error) {
+	qctx, cancel := context.WithTimeout(ctx, r.cfg.Wait)
 	defer cancel()
 	ls, err := q.AcquireWait(qctx)
 	if err != nil {
 		if ctx.Err() == nil && (errors.Is(err, lease.ErrHeld) || errors.Is(err, context.DeadlineExceeded)) {
-			return nil, fmt.Errorf("%w (%v): %w", ErrWaitTimeout, c.Wait, err)
+			return nil, fmt.Errorf("%w (%v): %w", ErrWaitTimeout, r.cfg.Wait, err)
 		}
 		return nil, err
 	}
@@ -163,35 +212,33 @@ func (c *Config) queued(ctx context.Context, j *job, q lease.Queuer) (*acquired,
 	at := time.Now()
 	if ls.TTL() > 0 {
 		if err := ls.Renew(ctx); err != nil {
-			c.undo(j, ls, err)
+			r.undo(j, ls, err)
 			return nil, fmt.Errorf("%w: lease granted after the wait but not renewable (%v); the command did not run", lease.ErrHeld, err)
 		}
 	}
-	return c.startUnder(j, ls, at)
+	return r.startUnder(j, ls, at)
 }
 
 // attempt makes one acquisition attempt and, on success, starts the child.
-func (c *Config) attempt(ctx context.Context, j *job) (*acquired, error) {
-	an, anchored := j.locker.(lease.Anchored)
+func (r *runner) attempt(ctx context.Context, j *job) (*acquired, error) {
+	an, anchored := j.locker.(lease.Anchor)
 	if !anchored {
 		at := time.Now()
 		ls, err := j.locker.Acquire(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return c.startUnder(j, ls, at)
+		return r.startUnder(j, ls, at)
 	}
 
-	if p, ok := j.locker.(lease.Prober); ok {
-		// Visibly held: no stopped child to start and kill.
-		if err := p.Probe(ctx); err != nil {
-			return nil, err
-		}
+	// Visibly held: no stopped child to start and kill.
+	if err := an.Probe(ctx); err != nil {
+		return nil, err
 	}
 	unlock := lockThread()
 	defer unlock()
-	h := inherit.Handover{Kind: j.locker.Kind(), Key: j.locker.Key(), Holder: j.locker.Holder()}
-	ch, err := c.startStopped(j, h)
+	h := inherit.Handover{Kind: j.locker.Kind(), Key: j.locker.Key(), Holder: an.Holder()}
+	ch, err := r.startStopped(j, h)
 	if err != nil {
 		return nil, err
 	}
@@ -203,75 +250,72 @@ func (c *Config) attempt(ctx context.Context, j *job) (*acquired, error) {
 		return nil, err
 	}
 	fault.Point("supervisor.after-anchor-before-release")
-	_, hasFile := ls.(lease.FileHolder)
-	_, ephemeral := ls.(lease.Ephemeral)
-	if len(ls.Env()) > 0 || hasFile || ephemeral {
-		// Anchored kinds hand over nothing but the environment the child
-		// already has; a kind that breaks this would be silently wrong.
+	if _, hasFile := ls.(lease.FileHolder); hasFile || len(ls.Env()) > 0 || ls.Holder() != an.Holder() {
+		// Anchored kinds hand over nothing but what the child already
+		// has; a kind that breaks this would be silently wrong.
 		ch.kill()
-		c.undo(j, ls, nil)
-		return nil, fmt.Errorf("supervisor: anchored kind %q returned a descriptor, environment or ephemeral lease", j.locker.Kind())
+		r.undo(j, ls, nil)
+		return nil, fmt.Errorf("supervisor: anchored kind %q returned a descriptor, an environment or another holder", j.locker.Kind())
 	}
-	if err := c.ValidateTiming(ls.TTL()); err != nil {
+	if err := r.cfg.ValidateTiming(ls.TTL()); err != nil {
 		// The kind chose a TTL the timing cannot keep: the command never runs.
 		ch.kill()
-		c.undo(j, ls, err)
+		r.undo(j, ls, err)
 		return nil, err
 	}
 	if ch.traced && tracedPdeathsig {
 		if err := clearPdeathsig(ch.pid); err != nil {
 			// Still safe: the command then dies with leasewrap, which
 			// ends its claim too.
-			c.Logger.Warn("could not clear the command's parent-death signal; it will not outlive leasewrap", "pid", ch.pid, "err", err)
+			r.cfg.Logger.Warn("could not clear the command's parent-death signal; it will not outlive leasewrap", "pid", ch.pid, "err", err)
 		}
 	}
 	if err := ch.release(); err != nil {
 		ch.kill()
-		c.undo(j, ls, err)
+		r.undo(j, ls, err)
 		return nil, err
 	}
 	ch.pidOnly = ls.TTL() == 0
-	return &acquired{lease: ls, child: ch, at: at}, nil
+	return &acquired{lease: ls, child: ch, at: at, anchored: true}, nil
 }
 
 // startUnder starts j's command running under ls, a lease taken before the
 // child exists (at: the monotonic start of the attempt that took it). The
 // lease is settled as never run if the command cannot start.
-func (c *Config) startUnder(j *job, ls lease.Lease, at time.Time) (*acquired, error) {
+func (r *runner) startUnder(j *job, ls lease.Lease, at time.Time) (*acquired, error) {
 	fault.Point("supervisor.after-acquire-before-start")
-	if err := c.ValidateTiming(ls.TTL()); err != nil {
-		c.undo(j, ls, err)
+	if err := r.cfg.ValidateTiming(ls.TTL()); err != nil {
+		r.undo(j, ls, err)
 		return nil, err
 	}
-	// A kind may name its holder only once acquired (a run id).
-	h := inherit.Handover{Kind: j.locker.Kind(), Key: j.locker.Key(), Holder: j.locker.Holder(), Env: ls.Env()}
+	h := inherit.Handover{Kind: j.locker.Kind(), Key: j.locker.Key(), Holder: ls.Holder(), Env: ls.Env()}
 	if f, ok := ls.(lease.FileHolder); ok {
 		h.File = f.File()
 	}
-	cmd := c.prepare(j, h)
+	cmd := r.prepare(j, h)
 	var ch *child
 	var err error
-	if _, ok := ls.(lease.Ephemeral); ok {
+	if lease.DiesWithLeasewrap(ls, false) {
 		var exe string
-		if exe, err = c.helperExe("job guard"); err == nil {
+		if exe, err = r.helperExe("job guard"); err == nil {
 			ch, err = startTethered(cmd, exe)
 		}
 	} else {
 		ch, err = startPlain(cmd)
 	}
 	if err != nil {
-		c.undo(j, ls, err)
+		r.undo(j, ls, err)
 		return nil, err
 	}
 	return &acquired{lease: ls, child: ch, at: at}, nil
 }
 
 // startStopped starts the command stopped before its first instruction,
-// by ptrace or through the exec gate as c.Anchor says. Each try builds a
+// by ptrace or through the exec gate as Anchor says. Each try builds a
 // fresh exec.Cmd: a refused ptrace start leaves its Cmd used up.
-func (c *Config) startStopped(j *job, h inherit.Handover) (*child, error) {
-	cmd := c.prepare(j, h)
-	mode := c.Anchor
+func (r *runner) startStopped(j *job, h inherit.Handover) (*child, error) {
+	cmd := r.prepare(j, h)
+	mode := r.cfg.Anchor
 	if mode == AnchorAuto && !mayTrace(cmd.Path) {
 		mode = AnchorGate
 	}
@@ -280,22 +324,32 @@ func (c *Config) startStopped(j *job, h inherit.Handover) (*child, error) {
 		if err == nil || mode == AnchorPtrace || !errors.Is(err, errPtraceRefused) {
 			return ch, err
 		}
-		c.Logger.Debug("ptrace refused; using the exec gate", "err", err)
-		cmd = c.prepare(j, h)
+		r.cfg.Logger.Debug("ptrace refused; using the exec gate", "err", err)
+		cmd = r.prepare(j, h)
 	}
-	exe, err := c.helperExe("exec gate")
+	exe, err := r.helperExe("exec gate")
 	if err != nil {
 		return nil, err
 	}
 	return startGated(cmd, exe)
 }
 
+// helperExe is the executable of the helper roles.
+func (r *runner) helperExe(role string) (string, error) {
+	if r.cfg.HelperExe != "" {
+		return r.cfg.HelperExe, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("supervisor: find leasewrap's own executable for the %s: %w", role, err)
+	}
+	return exe, nil
+}
+
 // undo settles a lease that was taken but whose child never ran.
-func (c *Config) undo(j *job, ls lease.Lease, cause error) {
-	ctx, cancel := context.WithTimeout(context.Background(), c.FinishTimeout)
-	defer cancel()
-	if err := ls.Finish(ctx, lease.Result{ExitCode: -1, Lost: true}); err != nil {
-		c.Logger.Error("could not release a lease whose command never started", "key", j.locker.Key(), "err", err, "cause", cause)
+func (r *runner) undo(j *job, ls lease.Lease, cause error) {
+	if err := r.finish(ls, lease.Result{ExitCode: -1, Lost: true}, time.Now().Add(r.cfg.FinishTimeout)); err != nil {
+		r.cfg.Logger.Error("could not release a lease whose command never started", "key", j.locker.Key(), "err", err, "cause", cause)
 	}
 }
 

@@ -25,7 +25,8 @@ const (
 	AnchorGate AnchorMode = "gate"
 )
 
-// Config describes one supervised run.
+// Config describes one supervised run. It is plain data: Run never
+// changes it, and the running state belongs to Run alone.
 type Config struct {
 	// Locker takes the lease.
 	Locker lease.Locker
@@ -40,16 +41,20 @@ type Config struct {
 
 	// Wait is how long to keep trying to acquire a held lease; 0 tries once.
 	Wait time.Duration
-	// KillGrace is the time between SIGTERM and SIGKILL when the child must
-	// be stopped because the lease was lost. Default 10 s.
+	// KillGrace is the time between SIGTERM and SIGKILL when the job must
+	// be stopped (the lease was lost, or strays are left after the child
+	// exited). Zero means zero: SIGKILL at once. (The command line's
+	// default is 10 s.)
 	KillGrace time.Duration
 	// RenewPeriod is the renewal period of a TTL lease (0 = TTL/3), and the
 	// check period of a lease without TTL (0 = 5 s).
 	RenewPeriod time.Duration
-	// FinishTimeout bounds settling the lease after the child exits.
-	// Default 30 s.
+	// FinishTimeout bounds settling the lease after the job is over; 0 is
+	// 30 s. After the fencing deadline or a loss the bound is also the
+	// lease's expiry. A Finish still running at the bound is abandoned.
 	FinishTimeout time.Duration
-	// Anchor chooses how anchored kinds start the child stopped.
+	// Anchor chooses how anchored kinds start the child stopped; "" is
+	// AnchorAuto.
 	Anchor AnchorMode
 	// Subreaper makes leasewrap reap orphaned descendants (like tini), so
 	// a job's strays stay its children and their corpses never linger. It
@@ -66,11 +71,15 @@ type Config struct {
 	// Pre, if set, runs first: its command runs under its own lease (for
 	// example a migration under a session's maintenance guard), supervised
 	// like the main command. Only if it exits 0 does the main command run,
-	// under a lease that Pre's lease hands over without a gap (when it
-	// implements lease.Successor) or that Locker acquires.
+	// under the lease Pre.Handover makes of Pre's lease (without a gap) or,
+	// without Handover, the lease Locker acquires.
 	Pre *Step
 	// Logger receives one line per event that matters; nil discards.
 	Logger *slog.Logger
+	// OnEvent, if set, is called synchronously from the supervisor's
+	// goroutines with each Event of the run (for metrics and health
+	// endpoints); it must not block and must be safe for concurrent use.
+	OnEvent func(Event)
 	// ExitAfter says the process exits as soon as Run returns (leasewrap's
 	// own main does): the signal handlers Run installs are then left in
 	// place instead of being removed. Removing them costs a round trip to
@@ -82,78 +91,27 @@ type Config struct {
 	ExitAfter bool
 
 	// HelperExe is the executable started for the supervisor's helper
-	// roles, the exec gate and an ephemeral lease's job guard; it must call
-	// Gate first in main. "" is os.Executable(). A large binary (one that
-	// links the etcd client) may name a small one beside it that also calls
-	// Gate, so that each guard costs less memory.
+	// roles, the exec gate and the job guard of a lease that dies with
+	// leasewrap; it must call Gate first in main. "" is os.Executable(). A
+	// large binary (one that links the etcd client) may name a small one
+	// beside it that also calls Gate, so that each guard costs less memory.
 	HelperExe string
-
-	// foreground is whether the child gets the terminal; settled once,
-	// before any attempt.
-	foreground bool
-}
-
-// helperExe is the executable of the helper roles.
-func (c *Config) helperExe(role string) (string, error) {
-	if c.HelperExe != "" {
-		return c.HelperExe, nil
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return "", fmt.Errorf("supervisor: find leasewrap's own executable for the %s: %w", role, err)
-	}
-	return exe, nil
-}
-
-const (
-	defaultKillGrace     = 10 * time.Second
-	defaultFinishTimeout = 30 * time.Second
-)
-
-func (c Config) withDefaults() Config {
-	if c.KillGrace == 0 {
-		c.KillGrace = defaultKillGrace
-	}
-	if c.FinishTimeout == 0 {
-		c.FinishTimeout = defaultFinishTimeout
-	}
-	if c.Anchor == "" {
-		c.Anchor = AnchorAuto
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	if c.Env == nil {
-		c.Env = os.Environ()
-	}
-	if c.Stdin == nil {
-		c.Stdin = os.Stdin
-	}
-	if c.Stdout == nil {
-		c.Stdout = os.Stdout
-	}
-	if c.Stderr == nil {
-		c.Stderr = os.Stderr
-	}
-	if os.Getpid() == 1 {
-		c.Subreaper = true
-	}
-	return c
 }
 
 // Step is a command that runs under its own lease before the main one.
 type Step struct {
 	Locker lease.Locker
 	Argv   []string
+	// Handover, if set, turns the step's lease, once its command exited 0,
+	// into the main command's lease without a gap in which another could
+	// take it (a session's maintenance guard becoming its owner
+	// registration). It replaces the step lease's Finish: on error, that
+	// lease has been settled. Without it the step's lease is settled and
+	// Config.Locker acquires the main lease.
+	Handover func(ctx context.Context, step lease.Lease) (lease.Lease, error)
 }
 
-// job is one command and the lease it runs under, resolved before any
-// lease is taken.
-type job struct {
-	locker lease.Locker
-	argv   []string
-	path   string // argv[0] resolved in PATH
-}
+const defaultFinishTimeout = 30 * time.Second
 
 // Validate rejects a configuration that cannot work, naming the rule.
 func (c Config) Validate() error {
@@ -181,22 +139,17 @@ func (c Config) Validate() error {
 // (0 = no TTL): kill grace and renew period must be shorter than the TTL,
 // with room for a retry before the fencing deadline.
 func (c Config) ValidateTiming(ttl time.Duration) error {
-	d := c.withDefaults()
-	return d.renewConfig(ttl, nil).Validate()
+	return c.renewConfig(ttl, func(context.Context) error { return nil }).Validate()
 }
 
 // renewConfig is the keeper configuration for a lease of the given TTL.
-func (c Config) renewConfig(ttl time.Duration, l lease.Lease) renew.Config {
-	rc := renew.Config{
+func (c Config) renewConfig(ttl time.Duration, renewFn func(context.Context) error) renew.Config {
+	return renew.Config{
 		TTL:       ttl,
 		Period:    c.RenewPeriod,
 		Grace:     c.KillGrace,
 		Logger:    c.Logger,
 		Permanent: func(err error) bool { return errors.Is(err, lease.ErrLost) },
-		Renew:     func(context.Context) error { return nil },
+		Renew:     renewFn,
 	}
-	if l != nil {
-		rc.Renew = l.Renew
-	}
-	return rc
 }

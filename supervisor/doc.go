@@ -4,39 +4,69 @@
 // stops the child if the lease is lost, and settles the lease when the
 // child exits.
 //
-// Every goroutine is an oklog/run actor, with two documented exceptions: a
-// renewal call the fence abandoned (it may be stuck in the kernel), and the
-// thread holder of an ephemeral lease's child (Pdeathsig). The acquisition
-// phase is one group (the acquire loop and a signal watcher, so
-// SIGINT/SIGTERM while waiting abort cleanly); the supervision phase is
-// another (the reaper, the signal forwarder, the renewer and, for kinds
-// that push it, a loss watcher). Losing the lease is an actor returning an
-// error, which interrupts the reaper actor: SIGTERM to the job's process
-// group, SIGKILL after the kill grace.
+// Run(ctx, Config) returns a Result saying what happened: the command ran
+// (Ran, with its status), the work was already done (Replayed, with the
+// recorded status), the lease was held or not acquired within the wait
+// (Conflict), lost while the job ran (Lost), a signal stopped the wait
+// (Aborted), or the pre-step failed (PreStepFailed). Its error is for
+// failures only. Config is plain data; the running state (the signal
+// channels, the terminal) belongs to an unexported runner. Config.OnEvent
+// reports the run's events (waiting, acquired, renewed, started, lost,
+// finished) to metrics and health checks.
+//
+// Shape of a run. Acquisition is an oklog/run group of two actors: the
+// attempt loop (which blocks in the kind's I/O) and a watcher of the
+// run's signal channel, so SIGINT/SIGTERM while waiting abort cleanly.
+// Supervision is a group of two more: the keeper (renew.Keeper), which
+// renews and whose fencing deadline is a timer of its own that no renewal
+// can postpone, and the loop, which owns the job. The loop reads top to
+// bottom like tini's: one select over the child's exit (SIGCHLD), the
+// signals to forward, the lease's loss (the keeper's error, which ends the
+// loop's context with the loss as its cause, and the lease's own
+// Lease.Done) and the kill timer. Losing the lease stops the job: SIGTERM
+// to the job's process group, SIGKILL after the kill grace (at once with a
+// grace of 0). Three goroutines are not actors, by design: a renewal and a
+// settle the deadline abandoned (either may be stuck in the kernel), and
+// the thread holder of the child of a lease that dies with leasewrap
+// (Pdeathsig).
 //
 // The job is the child's process group. The lease is settled only once no
 // live member of the group is left: leftovers of a child that exited get
 // SIGTERM, then SIGKILL after the kill grace (Config.LeaveStrays opts out).
+// One log line names them: how many, and the first few.
 //
-// Fencing. The renewer's fencing deadline (renew.Keeper) is a timer of its
-// own; a renewal that never returns cannot postpone it. A child that ended
-// before the fence was noticed is settled with Result.PastFence, which the
-// kind accepts only if the lease is provably still its own.
+// Fencing. A child that ended before the fence was noticed is settled with
+// lease.Result.PastFence, which the kind accepts only if the lease is
+// provably still its own. Settling is bounded like the fence: Finish runs
+// under a deadline (FinishTimeout, and for a lease with a TTL no later
+// than its expiry) and is abandoned if it has not returned by then; after
+// a loss or past the fence that is a loss (exit 76), never a hang.
 //
-// Anchoring. Kinds whose liveness is a recorded pid (claims) must record
-// the pid of the process that does the work, from its birth, so that a
-// SIGKILL of leasewrap does not leave the lease looking dead while the work
-// goes on. The child is started stopped before its first instruction — by
-// ptrace (PTRACE_TRACEME, stopped at execve, PTRACE_O_EXITKILL so it dies
-// if leasewrap dies before releasing it), or, where ptrace is not allowed
-// or would drop set-user-ID privileges, by an exec gate (leasewrap re-execs
-// itself, waits on a pipe, and execs the command in place once the lease is
-// recorded). The lease is acquired with the child's pid and only then is
-// the child let go; if acquisition fails the command never runs.
+// Shutdowns. A child ended by a terminating signal leasewrap passed on
+// (SIGTERM, SIGINT, SIGHUP, SIGQUIT from outside) is reported to Finish in
+// lease.Result.Forwarded, so a kind that publishes results does not record
+// a shutdown as the key's permanent outcome.
+//
+// Anchoring. Kinds whose liveness is a recorded pid (claims,
+// lease.Anchor) must record the pid of the process that does the work,
+// from its birth, so that a SIGKILL of leasewrap does not leave the lease
+// looking dead while the work goes on. The child is started stopped before
+// its first instruction — by ptrace (PTRACE_TRACEME, stopped at execve,
+// PTRACE_O_EXITKILL so it dies if leasewrap dies before releasing it), or,
+// where ptrace is not allowed or would drop set-user-ID privileges, by an
+// exec gate (leasewrap re-execs itself, waits on a pipe, and execs the
+// command in place once the lease is recorded). The lease is acquired with
+// the child's pid and only then is the child let go; if acquisition fails
+// the command never runs.
+//
+// A lease that only leasewrap keeps alive (lease.DiesWithLeasewrap: a TTL,
+// no inherited descriptor, no recorded pid — an etcd session) makes the
+// job die with leasewrap: the child has a parent-death signal and a guard
+// process kills the rest of its group if leasewrap dies.
 //
 // What is NOT guaranteed: the lease is advisory; processes that do not
 // speak the protocol are not stopped. A child that ignores SIGTERM is
 // killed after the grace, but descendants that left its process group
-// (setsid, setpgid) are not. Across hosts, only a TTL protects a lease (liveness checks are
-// local).
+// (setsid, setpgid) are not. Across hosts, only a TTL protects a lease
+// (liveness checks are local).
 package supervisor

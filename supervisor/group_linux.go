@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -15,9 +14,13 @@ import (
 // whatever it starts stays in it unless it calls setsid(2) or setpgid(2).
 // The lease covers the job, so it is settled only once no live member of
 // the group is left. Zombies do not count: a corpse nobody reaps still
-// answers kill(-pgid, 0), but it does no work.
+// answers kill(-pgid, 0), but it does no work. procGroup is the one place
+// that knows the job's form: signalling it, and listing what is left.
 
-// member is a live process of a job's group.
+// procGroup is a job in the process-group form.
+type procGroup struct{ pgid int }
+
+// member is a live process of a job.
 type member struct {
 	pid  int
 	comm string
@@ -25,16 +28,20 @@ type member struct {
 
 func (m member) String() string { return fmt.Sprintf("%d (%s)", m.pid, m.comm) }
 
-// groupMembers lists the live (not zombie) processes of group pgid. A
-// cheap kill(-pgid, 0) answers "empty" without reading /proc.
-func groupMembers(pgid int) []member {
-	if err := unix.Kill(-pgid, 0); err == unix.ESRCH {
+// signal sends sig to every member of the job.
+func (g procGroup) signal(sig unix.Signal) error { return unix.Kill(-g.pgid, sig) }
+
+// members lists the job's live (not zombie) processes; none means the
+// job is over. A cheap kill(-pgid, 0) answers "empty" without reading
+// /proc.
+func (g procGroup) members() []member {
+	if err := unix.Kill(-g.pgid, 0); err == unix.ESRCH {
 		return nil
 	}
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		// No /proc: trust kill(2), corpses included.
-		return []member{{pid: -pgid, comm: "?"}}
+		return []member{{pid: -g.pgid, comm: "?"}}
 	}
 	var out []member
 	for _, e := range ents {
@@ -43,45 +50,10 @@ func groupMembers(pgid int) []member {
 			continue
 		}
 		st, err := procstat.Read(pid)
-		if err != nil || st.PGRP != pgid || !st.Live() {
+		if err != nil || st.PGRP != g.pgid || !st.Live() {
 			continue // gone meanwhile, another group, or a corpse
 		}
 		out = append(out, member{pid: pid, comm: st.Comm})
 	}
 	return out
-}
-
-// groupPoll is how often a group that is being emptied is looked at.
-const groupPoll = 20 * time.Millisecond
-
-// endGroup makes sure nothing of the job is left once its child has
-// exited: the remaining members get SIGTERM (and SIGCONT, so a stopped one
-// sees it), then SIGKILL after grace — at once when kill is set. It
-// returns when the group is empty, reaping orphans meanwhile when reap is
-// set (leasewrap is their subreaper). It returns the members it signalled.
-func endGroup(pgid int, grace time.Duration, kill, reap bool) []member {
-	left := groupMembers(pgid)
-	if len(left) == 0 {
-		return nil
-	}
-	sig := unix.SIGTERM
-	if kill {
-		sig = unix.SIGKILL
-	}
-	unix.Kill(-pgid, sig)
-	unix.Kill(-pgid, unix.SIGCONT)
-	killAt := time.Now().Add(grace)
-	for {
-		if reap {
-			reapOrphans()
-		}
-		if len(groupMembers(pgid)) == 0 {
-			return left
-		}
-		if sig != unix.SIGKILL && !time.Now().Before(killAt) {
-			sig = unix.SIGKILL
-			unix.Kill(-pgid, unix.SIGKILL)
-		}
-		time.Sleep(groupPoll)
-	}
 }

@@ -195,7 +195,7 @@ func TestEphemeralJobDiesWithLeasewrap(t *testing.T) {
 	dir := t.TempDir()
 	pidf := filepath.Join(dir, "pids")
 	script := fmt.Sprintf(`sleep 100 & echo "$$ $!" > %s.tmp; mv %s.tmp %s; wait`, pidf, pidf, pidf)
-	s := startSup(t, testEnv(dir, "T_EPHEMERAL=1"), "sh", "-c", script)
+	s := startSup(t, testEnv(dir, "T_EPHEMERAL=1", "T_TTL=30s"), "sh", "-c", script)
 	waitFile(t, pidf)
 	var child, gc int
 	waitFor(t, "pids", func() bool {

@@ -15,17 +15,18 @@ import (
 // control) a stopped job is left alone. While leasewrap is stopped it
 // cannot renew: a stop longer than the fencing deadline ends in a lost
 // lease on resume.
-func (c *Config) stopForShell(ch *child, stdin *os.File) {
-	if !c.foreground {
+func (r *runner) stopForShell(ch *child) {
+	if !r.foreground {
 		return
 	}
+	stdin := r.cfg.Stdin
 	setForeground(stdin, unix.Getpgrp())
 	unix.Kill(os.Getpid(), unix.SIGSTOP)
 	// Continued.
 	if fg, err := unix.IoctlGetInt(int(stdin.Fd()), unix.TIOCGPGRP); err == nil && fg == unix.Getpgrp() {
-		setForeground(stdin, ch.pgid) // fg: the job gets the terminal again
+		setForeground(stdin, ch.group.pgid) // fg: the job gets the terminal again
 	}
-	unix.Kill(-ch.pgid, unix.SIGCONT)
+	ch.group.signal(unix.SIGCONT)
 }
 
 // setForeground makes pgid the terminal's foreground group. SIGTTOU is

@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -45,7 +44,12 @@ func envDuration(name string) time.Duration {
 func testMain(argv []string) int {
 	k := &fileKind{dir: os.Getenv("T_DIR"), key: os.Getenv("T_KEY"), holder: os.Getenv("T_HOLDER"),
 		anchored: os.Getenv("T_ANCHORED") == "1", ttl: envDuration("T_TTL"),
-		blockRenew: os.Getenv("T_BLOCK_RENEW") == "1", ephemeral: os.Getenv("T_EPHEMERAL") == "1"}
+		blockRenew: os.Getenv("T_BLOCK_RENEW") == "1", blockFinish: os.Getenv("T_BLOCK_FINISH") == "1",
+		ephemeral: os.Getenv("T_EPHEMERAL") == "1"}
+	grace := 10 * time.Second // the command line's default
+	if v, ok := os.LookupEnv("T_GRACE"); ok {
+		grace, _ = time.ParseDuration(v)
+	}
 	var other *exec.Cmd
 	if os.Getenv("T_OTHER_CHILD") == "1" {
 		// A program embedding the supervisor has a child of its own.
@@ -61,18 +65,24 @@ func testMain(argv []string) int {
 		l = anchoredKind{k}
 	}
 	cfg := Config{
-		Locker:      l,
-		Argv:        argv,
-		Wait:        envDuration("T_WAIT"),
-		KillGrace:   envDuration("T_GRACE"),
-		RenewPeriod: envDuration("T_PERIOD"),
-		Anchor:      AnchorMode(os.Getenv("T_ANCHOR")),
-		Subreaper:   os.Getenv("T_SUBREAPER") == "1",
-		LeaveStrays: os.Getenv("T_LEAVE_STRAYS") == "1",
-		Logger:      slog.New(slog.NewTextHandler(os.Stderr, nil)),
-		ExitAfter:   os.Getenv("T_EXIT_AFTER") == "1",
+		Locker:        l,
+		Argv:          argv,
+		Wait:          envDuration("T_WAIT"),
+		KillGrace:     grace,
+		RenewPeriod:   envDuration("T_PERIOD"),
+		FinishTimeout: envDuration("T_FINISH_TIMEOUT"),
+		Anchor:        AnchorMode(os.Getenv("T_ANCHOR")),
+		Subreaper:     os.Getenv("T_SUBREAPER") == "1",
+		LeaveStrays:   os.Getenv("T_LEAVE_STRAYS") == "1",
+		Logger:        slog.New(slog.NewTextHandler(os.Stderr, nil)),
+		ExitAfter:     os.Getenv("T_EXIT_AFTER") == "1",
 	}
-	err := Run(context.Background(), cfg)
+	if os.Getenv("T_EVENTS") == "1" {
+		cfg.OnEvent = func(e Event) {
+			fmt.Fprintf(os.Stderr, "event %v pid=%d holder=%s err=%v\n", e.Type, e.PID, e.Holder, e.Err)
+		}
+	}
+	res, err := Run(context.Background(), cfg)
 	if os.Getenv("T_SIGNAL_SELF_AFTER") == "1" {
 		// Whether Run left its handlers: SIGTERM's default action in a Go program ends
 		// this process; a handler still installed swallows it.
@@ -84,24 +94,22 @@ func testMain(argv []string) int {
 		other.Wait()
 		fmt.Fprintf(os.Stderr, "other child status: %d\n", other.ProcessState.ExitCode())
 	}
-	var ce *ChildExit
-	var sa *SignalAbort
-	switch {
-	case errors.As(err, &ce):
-		return ce.Code
-	case errors.As(err, &sa):
-		fmt.Fprintln(os.Stderr, "abort:", err)
-		return 128 + int(sa.Signal)
-	case errors.Is(err, lease.ErrHeld), errors.Is(err, ErrWaitTimeout):
-		fmt.Fprintln(os.Stderr, "conflict:", err)
-		return 75
-	case errors.Is(err, lease.ErrLost):
-		fmt.Fprintln(os.Stderr, "lost:", err)
-		return 76
-	default:
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 70
 	}
+	fmt.Fprintf(os.Stderr, "outcome: %v: %v\n", res.Outcome, res.Cause)
+	switch res.Outcome {
+	case Ran, Replayed, PreStepFailed:
+		return res.ExitCode
+	case Aborted:
+		return 128 + int(res.Signal)
+	case Conflict:
+		return 75
+	case Lost:
+		return 76
+	}
+	return 70
 }
 
 // env builds the test-main environment for one supervised run.

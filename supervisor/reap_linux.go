@@ -1,80 +1,44 @@
 package supervisor
 
 import (
-	"os"
-	"time"
-
 	"golang.org/x/sys/unix"
 
 	"github.com/leasewrap/leasewrap/lease"
 )
 
-// reapPoll is a safety net for the reaper. SIGCHLD wakes it: coalesced
-// signals are harmless because each wake reaps every exited child, and the
-// buffered channel keeps a signal that arrives between the last wait4 and
-// the next select. An idle wrapper should not wake every second for it.
-const reapPoll = time.Minute
-
-// reap waits for the child to exit and returns how it ended. As a
-// subreaper (any) it reaps every other child that ends meanwhile too
-// (orphans) without ever taking the main child's status for one of
+// reap collects, without blocking, whatever of the child's state changed:
+// its end (exited, with its status) or a stop (job control). As a
+// subreaper (anyChild) it reaps every other child that ended meanwhile
+// too (orphans) without ever taking the main child's status for one of
 // theirs: it waits for any pid and compares. Otherwise it waits for its
 // own child only, so a program embedding the supervisor keeps its other
-// children's statuses. stopped, if not nil, is called when the child
-// stops (job control); done, if not nil, the moment the child is gone.
-func reap(ch *child, chld <-chan os.Signal, any bool, stopped, done func()) lease.Result {
-	t := time.NewTicker(reapPoll)
-	defer t.Stop()
+// children's statuses.
+func (ch *child) reap(anyChild bool) (status lease.Result, exited, stopped bool) {
 	wpid := ch.pid
-	if any {
+	if anyChild {
 		wpid = -1
 	}
 	for {
-		for {
-			var ws unix.WaitStatus
-			pid, err := unix.Wait4(wpid, &ws, unix.WNOHANG|unix.WUNTRACED, nil)
-			if err == unix.EINTR {
-				continue
-			}
-			if pid <= 0 || err != nil {
-				break
-			}
-			if pid != ch.pid {
-				continue
-			}
-			if ws.Stopped() {
-				if stopped != nil {
-					stopped()
-				}
-				continue
-			}
-			if ws.Exited() || ws.Signaled() {
-				if done != nil {
-					done()
-				}
-				ch.cmd.Process.Release()
-				return resultOf(ws)
-			}
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(wpid, &ws, unix.WNOHANG|unix.WUNTRACED, nil)
+		if err == unix.EINTR {
+			continue
 		}
-		select {
-		case <-chld:
-		case <-t.C:
+		if pid <= 0 || err != nil {
+			return status, false, stopped
+		}
+		if pid != ch.pid {
+			continue
+		}
+		if ws.Stopped() {
+			stopped = true
+			continue
+		}
+		if ws.Exited() || ws.Signaled() {
+			ch.cmd.Process.Release()
+			return resultOf(ws), true, stopped
 		}
 	}
-}
-
-// exited reports, without reaping it, whether the child has ended.
-func (ch *child) exited() bool {
-	var info unix.Siginfo
-	err := unix.Waitid(unix.P_PID, ch.pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-	if err == unix.ECHILD {
-		return true // already reaped
-	}
-	if err != nil {
-		return false
-	}
-	// Linux fills si_signo with SIGCHLD for a waitable child, 0 otherwise.
-	return info.Signo != 0
 }
 
 // resultOf turns a wait status into the exit-code contract: the child's

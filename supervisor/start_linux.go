@@ -16,9 +16,9 @@ import (
 
 // child is a started child process.
 type child struct {
-	cmd  *exec.Cmd
-	pid  int
-	pgid int
+	cmd   *exec.Cmd
+	pid   int
+	group procGroup // the job: everything the child started
 
 	// Exactly one of these holds the child before it runs its command.
 	traced bool     // stopped at execve under our ptrace (release: detach)
@@ -38,7 +38,7 @@ func (ch *child) signal(s os.Signal) error {
 	if !ok {
 		return fmt.Errorf("supervisor: cannot forward %v", s)
 	}
-	return unix.Kill(-ch.pgid, sig)
+	return ch.group.signal(sig)
 }
 
 // resolve settles j's command once, before any lease is taken, so a
@@ -68,12 +68,13 @@ func startError(path string, err error) error {
 
 // prepare builds the command for argv with the lease handed over. Like
 // tini, the child gets its own process group and, when leasewrap owns the
-// terminal (c.foreground), the terminal too (its fd 0), so ^C and job
+// terminal (r.foreground), the terminal too (its fd 0), so ^C and job
 // control reach it.
-func (c *Config) prepare(j *job, h inherit.Handover) *exec.Cmd {
+func (r *runner) prepare(j *job, h inherit.Handover) *exec.Cmd {
+	c := &r.cfg
 	cmd := &exec.Cmd{Path: j.path, Args: j.argv, Dir: c.Dir, Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr}
 	inherit.Attach(cmd, c.Env, h)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Foreground: c.foreground, Ctty: 0}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Foreground: r.foreground, Ctty: 0}
 	return cmd
 }
 
@@ -90,7 +91,7 @@ func startPlain(cmd *exec.Cmd) (*child, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, startError(cmd.Path, err)
 	}
-	return &child{cmd: cmd, pid: cmd.Process.Pid, pgid: cmd.Process.Pid}, nil
+	return &child{cmd: cmd, pid: cmd.Process.Pid, group: procGroup{cmd.Process.Pid}}, nil
 }
 
 // errPtraceRefused reports that the kernel or a security policy forbade
@@ -117,7 +118,7 @@ func startTraced(cmd *exec.Cmd) (*child, error) {
 		}
 		return nil, startError(cmd.Path, err)
 	}
-	ch := &child{cmd: cmd, pid: cmd.Process.Pid, pgid: cmd.Process.Pid, traced: true}
+	ch := &child{cmd: cmd, pid: cmd.Process.Pid, group: procGroup{cmd.Process.Pid}, traced: true}
 	fault.Point("supervisor.traced-before-stop") // the child may not have reached its exec yet
 	// Observe the stop at exec without consuming it (WNOWAIT): until the
 	// stop is reaped, the child's SIGTRAP stays pending, so a tracer that
@@ -188,7 +189,7 @@ func startGated(cmd *exec.Cmd, exe string) (*child, error) {
 		return nil, fmt.Errorf("supervisor: start exec gate %s: %w", exe, err)
 	}
 	*cmd = gate
-	return &child{cmd: cmd, pid: cmd.Process.Pid, pgid: cmd.Process.Pid, gate: w}, nil
+	return &child{cmd: cmd, pid: cmd.Process.Pid, group: procGroup{cmd.Process.Pid}, gate: w}, nil
 }
 
 // release lets a stopped child run its command.

@@ -26,12 +26,12 @@ type fileKind struct {
 	anchored         bool
 	ttl              time.Duration
 	blockRenew       bool // every Renew after the first blocks forever, ignoring its context
-	ephemeral        bool // the lease is lease.Ephemeral
+	blockFinish      bool // Finish blocks forever, ignoring its context
+	ephemeral        bool // the lease hands over no descriptor: only leasewrap keeps it
 }
 
-func (k *fileKind) Kind() string   { return "testfile" }
-func (k *fileKind) Key() string    { return k.key }
-func (k *fileKind) Holder() string { return k.holder }
+func (k *fileKind) Kind() string { return "testfile" }
+func (k *fileKind) Key() string  { return k.key }
 func (k *fileKind) Notify(context.Context) (lease.Wake, error) {
 	return fswatch.New([]fswatch.Watch{{Dir: k.dir, Names: []string{k.key + ".lease"}}})
 }
@@ -41,9 +41,14 @@ func (k *fileKind) Acquire(ctx context.Context) (lease.Lease, error) {
 	return k.acquire(ctx, os.Getpid())
 }
 
-// anchoredKind is fileKind recording the child's pid (lease.Anchored).
+// anchoredKind is fileKind recording the child's pid (lease.Anchor).
 type anchoredKind struct{ *fileKind }
 
+func (k anchoredKind) Holder() string                  { return k.holder }
+func (k anchoredKind) Probe(ctx context.Context) error { return nil }
+func (k anchoredKind) Started(context.Context, lease.Lease) {
+	os.WriteFile(k.path()+".started", nil, 0o644)
+}
 func (k anchoredKind) AcquireAnchored(ctx context.Context, pid int) (lease.Lease, error) {
 	return k.acquire(ctx, pid)
 }
@@ -63,7 +68,7 @@ func (k *fileKind) acquire(ctx context.Context, pid int) (lease.Lease, error) {
 		return nil, err
 	}
 	l := &fileLease{k: k, line: line}
-	if k.anchored {
+	if k.anchored || k.ephemeral {
 		f.Close()
 		return plainLease{l}, nil
 	}
@@ -72,9 +77,6 @@ func (k *fileKind) acquire(ctx context.Context, pid int) (lease.Lease, error) {
 		return nil, err
 	}
 	l.f = f
-	if k.ephemeral {
-		return ephemeralLease{l}, nil
-	}
 	return l, nil
 }
 
@@ -85,21 +87,20 @@ type fileLease struct {
 	renewed bool
 }
 
-// ephemeralLease is a fileLease that dies with leasewrap (lease.Ephemeral).
-type ephemeralLease struct{ *fileLease }
-
-func (ephemeralLease) Ephemeral() {}
-
 func (l *fileLease) File() *os.File { return l.f }
 
 // plainLease hides fileLease's File: an anchored lease hands over no
-// descriptor.
+// descriptor, and one that only leasewrap keeps alive neither.
 type plainLease struct{ l *fileLease }
 
+func (p plainLease) Holder() string                                   { return p.l.Holder() }
+func (p plainLease) Done() <-chan struct{}                            { return nil }
 func (p plainLease) Env() []string                                    { return p.l.Env() }
 func (p plainLease) TTL() time.Duration                               { return p.l.TTL() }
 func (p plainLease) Renew(ctx context.Context) error                  { return p.l.Renew(ctx) }
 func (p plainLease) Finish(ctx context.Context, r lease.Result) error { return p.l.Finish(ctx, r) }
+func (l *fileLease) Holder() string                                   { return l.k.holder }
+func (l *fileLease) Done() <-chan struct{}                            { return nil }
 func (l *fileLease) Env() []string {
 	if l.k.anchored {
 		return nil
@@ -125,6 +126,10 @@ func (l *fileLease) Renew(ctx context.Context) error {
 }
 
 func (l *fileLease) Finish(ctx context.Context, res lease.Result) error {
+	if l.k.blockFinish {
+		os.WriteFile(l.k.path()+".finishing", nil, 0o644)
+		select {} // a mkdir held in the kernel: ignores ctx
+	}
 	if l.f != nil {
 		defer l.f.Close()
 	}
@@ -132,11 +137,18 @@ func (l *fileLease) Finish(ctx context.Context, res lease.Result) error {
 	if ours {
 		os.Remove(l.k.path())
 	}
-	os.WriteFile(l.k.path()+".result", []byte(strconv.Itoa(res.ExitCode)+" lost="+strconv.FormatBool(res.Lost)+pastFence(res)), 0o644)
+	os.WriteFile(l.k.path()+".result", []byte(strconv.Itoa(res.ExitCode)+" lost="+strconv.FormatBool(res.Lost)+pastFence(res)+forwarded(res)), 0o644)
 	if res.PastFence && !ours {
 		return fmt.Errorf("%s past its fence: %w", l.k.path(), lease.ErrLost)
 	}
 	return nil
+}
+
+func forwarded(res lease.Result) string {
+	if res.Forwarded != 0 {
+		return " forwarded=" + strconv.Itoa(int(res.Forwarded))
+	}
+	return ""
 }
 
 func pastFence(res lease.Result) string {

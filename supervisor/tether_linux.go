@@ -13,8 +13,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// An ephemeral lease (lease.Ephemeral: an etcd session, kept alive only by
-// leasewrap's keep-alives) expires soon after leasewrap dies, and another
+// A lease that dies with leasewrap (lease.DiesWithLeasewrap: an etcd
+// session, kept alive only by leasewrap's keep-alives) expires soon after leasewrap dies, and another
 // host then takes it: the job must not outlive leasewrap. Two mechanisms:
 //
 //   - the child gets Pdeathsig SIGKILL. It fires when the OS thread that
@@ -63,9 +63,9 @@ func startTethered(cmd *exec.Cmd, guardExe string) (*child, error) {
 	if err := <-errc; err != nil {
 		return nil, startError(cmd.Path, err)
 	}
-	ch := &child{cmd: cmd, pid: cmd.Process.Pid, pgid: cmd.Process.Pid, tether: t}
-	if err := t.startGuard(guardExe, ch.pgid); err != nil {
-		unix.Kill(-ch.pgid, unix.SIGKILL)
+	ch := &child{cmd: cmd, pid: cmd.Process.Pid, group: procGroup{cmd.Process.Pid}, tether: t}
+	if err := t.startGuard(guardExe, ch.group.pgid); err != nil {
+		ch.group.signal(unix.SIGKILL)
 		close(t.release)
 		var ws unix.WaitStatus
 		unix.Wait4(ch.pid, &ws, 0, nil)

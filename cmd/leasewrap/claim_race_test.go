@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/leasewrap/leasewrap/internal/cli"
+	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/lease/claim"
 )
 

@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/leasewrap/leasewrap/internal/cli"
+	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/lease/claim"
 	"github.com/leasewrap/leasewrap/supervisor"
 )

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasewrap/leasewrap/internal/cli"
+	"github.com/leasewrap/leasewrap/cli"
 )
 
 // claimEnv isolates a test's claims: events go to the test's directory.

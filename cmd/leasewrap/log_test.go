@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leasewrap/leasewrap/internal/cli"
+	"github.com/leasewrap/leasewrap/cli"
 )
 
 // TestJSONLogFormatCoversEveryStderrLine runs leasewrap processes that fail

@@ -9,7 +9,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/leasewrap/leasewrap/internal/cli"
+	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/supervisor"
 )
 
@@ -61,11 +61,11 @@ there, 2 usage or error.`
 func main() {
 	supervisor.Gate() // never returns when this process is an exec gate or a job guard
 	cli.CatchSIGPIPE()
-	if etcdVerb(os.Args[1:]) {
+	if served, err := dispatch(os.Args[1:]); served {
 		// lock and once live in leasewrap-etcd, so the etcd client's
-		// start-up never reaches the local kinds: exec it in place.
-		err := execEtcd(os.Args[1:]) // returns only on failure
-		os.Exit(cli.ExitCode(etcdExecError(err), cli.ErrorSink(cli.FormatFromArgs(os.Args[1:], os.Getenv), os.Stderr)))
+		// start-up never reaches the local kinds: it was exec'd in place.
+		// Only a failed exec returns: 127 missing, 126 not executable.
+		os.Exit(cli.ExitCode(siblingExecError(err), cli.ErrorSink(cli.LogFormat(os.Args[1:], os.Getenv), os.Stderr)))
 	}
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }

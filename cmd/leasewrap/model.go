@@ -1,10 +1,6 @@
 package main
 
-import (
-	"strings"
-
-	"github.com/leasewrap/leasewrap/internal/cli"
-)
+import "github.com/leasewrap/leasewrap/cli"
 
 // Building kong's model (reflection over struct tags, help interpolation)
 // is most of leasewrap's own start-up, and it is on the path of every cron
@@ -50,7 +46,8 @@ type versionCLI struct {
 // model returns the smallest command tree that parses args and the global
 // flags inside it (filled in by the parse).
 func model(args []string) (any, *cli.Globals) {
-	words, help, version := scan(args)
+	a := cli.ScanArgs(args)
+	words, help, version := a.Words, a.Help, a.Version
 	if len(words) == 0 {
 		if version && !help {
 			c := &versionCLI{}
@@ -182,32 +179,4 @@ var verbModels = map[string]map[string]func() (any, *cli.Globals){
 			} `cmd:""`
 		}],
 	},
-}
-
-// scan returns the first two words of args that are neither flags nor the
-// values of the global flags, and whether -h/--help or --version appear
-// (all before "--").
-func scan(args []string) (words []string, help, version bool) {
-	for i := 0; i < len(args) && len(words) < 2; i++ {
-		switch a := args[i]; {
-		case a == "--":
-			return words, help, version
-		case a == "--log-format" || a == "--log-level":
-			i++ // its value follows
-		case a == "-h" || a == "--help":
-			help = true
-		case a == "--version":
-			version = true
-		case strings.HasPrefix(a, "-"):
-		default:
-			words = append(words, a)
-		}
-	}
-	for _, a := range args {
-		if a == "--" {
-			break
-		}
-		help = help || a == "-h" || a == "--help"
-	}
-	return words, help, version
 }

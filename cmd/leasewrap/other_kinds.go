@@ -3,12 +3,13 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 )
 
 // etcdKinds lists lock and once in the whole tree's help (its command
 // list), so `leasewrap --help` names every kind's verbs. leasewrap never
 // parses them itself: main executes leasewrap-etcd for them before kong
-// runs (etcdVerb), which parses and explains them in full.
+// runs (dispatch), which parses and explains them in full.
 type etcdKinds struct {
 	Lock etcdLockCmd `cmd:"" help:"A mutex on etcd, interoperable with etcdctl lock, fenced (served by leasewrap-etcd)."`
 	Once etcdOnceCmd `cmd:"" help:"Run a command at most once per key across hosts, on etcd (served by leasewrap-etcd)."`
@@ -32,11 +33,11 @@ type etcdVerbCmd struct {
 }
 
 // Run executes leasewrap-etcd in place with leasewrap's arguments. It is
-// reached only when etcdVerb did not recognise the command line (it
+// reached only when dispatch did not recognise the command line (it
 // returns only on failure).
 func (c *etcdVerbCmd) Run() error {
-	if err := execEtcd(os.Args[1:]); err != nil {
-		return etcdExecError(err)
+	if served, err := dispatch(os.Args[1:]); served {
+		return siblingExecError(err)
 	}
-	return fmt.Errorf("exec leasewrap-etcd returned")
+	return fmt.Errorf("lock and once are served by leasewrap-etcd; run it directly: leasewrap-etcd %s", strings.Join(os.Args[1:], " "))
 }

@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/leasewrap/leasewrap/internal/cli"
+	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/lease/reserve"
 )
 

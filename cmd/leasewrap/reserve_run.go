@@ -6,15 +6,16 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/leasewrap/leasewrap/internal/cli"
+	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/lease/reserve"
 )
 
 // reserveRunCmd runs a command at most once per idempotency key.
 type reserveRunCmd struct {
 	reserveKeyFlags
-	RunID           string `name:"run-id" help:"Run id to reserve (default: a fresh 26-character lowercase ULID)."`
-	PublishFailures bool   `help:"Publish a failed run too, so retries replay the failure instead of running again."`
+	RunID            string `name:"run-id" help:"Run id to reserve (default: a fresh 26-character lowercase ULID)."`
+	PublishFailures  bool   `help:"Publish a failed run too, so retries replay the failure instead of running again. A run ended by a signal leasewrap passed on (a shutdown: SIGTERM, SIGINT, SIGHUP, SIGQUIT) is not published, so a retry runs again."`
+	PublishSignalled bool   `help:"With --publish-failures, publish a run ended by a signal leasewrap passed on as well."`
 	cli.RunFlags
 }
 
@@ -23,7 +24,8 @@ func (c *reserveRunCmd) Help() string {
 the command as LEASEWRAP_FD, so the run stays in flight even if leasewrap is
 killed), and runs the command with LEASEWRAP_RUN_ID set. Exit 0 publishes
 the run (HOME/runs/RUN_ID/manifest.json); a failure releases the key so a
-retry runs again (or is published with --publish-failures).
+retry runs again (or is published with --publish-failures; a run stopped by
+a signal leasewrap passed on, a shutdown, only with --publish-signalled too).
 
 A key already reserved is not run again: a published run is replayed (its
 recorded exit code is leasewrap's); a run in flight is waited for up to
@@ -46,6 +48,9 @@ func (c *reserveRunCmd) Validate() error {
 			return fmt.Errorf("%w: --run-id: %v", cli.ErrUsage, err)
 		}
 	}
+	if c.PublishSignalled && !c.PublishFailures {
+		return fmt.Errorf("%w: --publish-signalled only adds to --publish-failures; give both", cli.ErrUsage)
+	}
 	return c.RunFlags.Check(0)
 }
 
@@ -58,7 +63,7 @@ func (c *reserveRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	host, _ := os.Hostname()
 	l, err := reserve.NewLocker(reserve.LockerConfig{
 		Key: c.Key, Repo: c.Repo, Branch: c.Branch, Home: home, RunID: c.RunID,
-		PublishFailures: c.PublishFailures, Host: host,
+		PublishFailures: c.PublishFailures, PublishSignalled: c.PublishSignalled, Host: host,
 	})
 	if err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasewrap/leasewrap/internal/cli"
+	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/lease/reserve"
 )
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/leasewrap/leasewrap/internal/cli"
+	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/lease/session"
 )
 

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/leasewrap/leasewrap/internal/cli"
+	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/lease"
 	"github.com/leasewrap/leasewrap/lease/session"
 	"github.com/leasewrap/leasewrap/supervisor"

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leasewrap/leasewrap/internal/cli"
+	"github.com/leasewrap/leasewrap/cli"
 )
 
 const testSID = "5f0c6d4e-3b1a-4f59-9b8e-0d7f2a9c1e42"

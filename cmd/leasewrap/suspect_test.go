@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasewrap/leasewrap/internal/cli"
+	"github.com/leasewrap/leasewrap/cli"
 )
 
 // deadPID is the pid of a process that has exited and been reaped.

@@ -62,16 +62,13 @@ func New(cfg Config) (*Locker, error) {
 }
 
 var (
-	_ lease.Locker       = (*Locker)(nil)
-	_ lease.Queuer       = (*Locker)(nil)
-	_ lease.Lease        = (*Lease)(nil)
-	_ lease.LossNotifier = (*Lease)(nil)
-	_ lease.Ephemeral    = (*Lease)(nil)
+	_ lease.Locker = (*Locker)(nil)
+	_ lease.Queuer = (*Locker)(nil)
+	_ lease.Lease  = (*Lease)(nil)
 )
 
-func (l *Locker) Kind() string   { return Kind }
-func (l *Locker) Key() string    { return l.cfg.Name }
-func (l *Locker) Holder() string { return l.cfg.Holder }
+func (l *Locker) Kind() string { return Kind }
+func (l *Locker) Key() string  { return l.cfg.Name }
 
 // Acquire tries once (a try-lock): it queues, and if it is not first it
 // removes its key and revokes its lease, and reports the holder.
@@ -334,11 +331,11 @@ func (le *Lease) TTL() time.Duration { return le.c.s.TTL() }
 // Renew sends one keep-alive; see session.Session.Renew.
 func (le *Lease) Renew(ctx context.Context) error { return le.c.s.Renew(ctx) }
 
-// Lost is closed when our key was deleted (or the lease revoked).
-func (le *Lease) Lost() <-chan struct{} { return le.c.s.Lost() }
+// Holder is this wrapper's identity (LEASEWRAP_HOLDER).
+func (le *Lease) Holder() string { return le.l.cfg.Holder }
 
-// Ephemeral marks the lease as dying with this process: only it renews.
-func (le *Lease) Ephemeral() {}
+// Done is closed when our key was deleted (or the lease revoked).
+func (le *Lease) Done() <-chan struct{} { return le.c.s.Lost() }
 
 // Finish releases the lock: it stops renewal for good, deletes the key if
 // its create revision is still ours, and revokes the lease. A lock whose

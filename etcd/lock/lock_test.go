@@ -177,10 +177,10 @@ func TestRevokeIsLossAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case <-l.(lease.LossNotifier).Lost():
+	case <-l.Done():
 		t.Logf("loss noticed %v after the revoke", time.Since(start))
 	case <-time.After(5 * time.Second):
-		t.Fatal("Lost not closed within 5s of the revoke")
+		t.Fatal("Done not closed within 5s of the revoke")
 	}
 	if err := l.Renew(context.Background()); !errors.Is(err, lease.ErrLost) {
 		t.Fatalf("want ErrLost, have %v", err)

@@ -36,9 +36,12 @@ type Config struct {
 	Host   string
 	// RunID names this run (default: 32 random hex digits).
 	RunID string
-	// PublishFailures publishes a failed run too, so retries replay it.
-	PublishFailures bool
-	Endpoints       []string
+	// PublishFailures publishes a failed run too, so retries replay it,
+	// except a run ended by a signal leasewrap forwarded (a shutdown,
+	// lease.Result.Forwarded) unless PublishSignalled is set too.
+	PublishFailures  bool
+	PublishSignalled bool
+	Endpoints        []string
 	// Logger receives a waiter's lines (AcquireWait): whom it waits for
 	// when it starts waiting and every ReportEvery after, at info level;
 	// each attempt at debug level. nil discards.
@@ -54,11 +57,9 @@ type Locker struct {
 }
 
 var (
-	_ lease.Locker       = (*Locker)(nil)
-	_ lease.Queuer       = (*Locker)(nil)
-	_ lease.Lease        = (*Lease)(nil)
-	_ lease.LossNotifier = (*Lease)(nil)
-	_ lease.Ephemeral    = (*Lease)(nil)
+	_ lease.Locker = (*Locker)(nil)
+	_ lease.Queuer = (*Locker)(nil)
+	_ lease.Lease  = (*Lease)(nil)
 )
 
 // New returns a Locker for cfg.
@@ -83,9 +84,8 @@ func New(cfg Config) (*Locker, error) {
 	return &Locker{cfg: cfg, key: EtcdKey(cfg.Prefix, cfg.Key)}, nil
 }
 
-func (l *Locker) Kind() string   { return Kind }
-func (l *Locker) Key() string    { return l.cfg.Key }
-func (l *Locker) Holder() string { return l.cfg.Holder }
+func (l *Locker) Kind() string { return Kind }
+func (l *Locker) Key() string  { return l.cfg.Key }
 
 // EtcdKey is the record's etcd key.
 func (l *Locker) EtcdKey() string { return l.key }
@@ -270,13 +270,19 @@ func (le *Lease) Env() []string {
 // RunID is this run's id.
 func (le *Lease) RunID() string { return le.rec.RunID }
 
+// Holder is the holder identity recorded (LEASEWRAP_HOLDER).
+func (le *Lease) Holder() string { return le.rec.Holder }
+
 func (le *Lease) TTL() time.Duration              { return le.s.TTL() }
 func (le *Lease) Renew(ctx context.Context) error { return le.s.Renew(ctx) }
-func (le *Lease) Lost() <-chan struct{}           { return le.s.Lost() }
-func (le *Lease) Ephemeral()                      {}
+
+// Done is closed when the session expires or the record is deleted or
+// replaced (watched).
+func (le *Lease) Done() <-chan struct{} { return le.s.Lost() }
 
 // Finish publishes or releases. Success (or any result with
-// PublishFailures) is published only before res.Fence and never after a
+// PublishFailures, but one ended by a forwarded signal only with
+// PublishSignalled) is published only before res.Fence and never after a
 // loss or a passed fence (lease.ErrLost: nothing published, the record
 // expires with the lease and a retry runs). A failure deletes the record
 // if it is still ours. The session is revoked in every case.
@@ -289,7 +295,7 @@ func (le *Lease) Finish(ctx context.Context, res lease.Result) error {
 	if res.PastFence {
 		return fmt.Errorf("once %q: the fencing deadline passed before the run was settled; nothing published, a retry will run: %w", le.l.cfg.Key, lease.ErrLost)
 	}
-	if res.ExitCode != 0 && !le.l.cfg.PublishFailures {
+	if res.ExitCode != 0 && (!le.l.cfg.PublishFailures || (res.Forwarded != 0 && !le.l.cfg.PublishSignalled)) {
 		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		// Best effort: the revoke below deletes the record too, and

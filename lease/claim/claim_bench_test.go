@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasewrap/leasewrap/internal/testutil"
 	"github.com/leasewrap/leasewrap/lease"
 	"github.com/leasewrap/leasewrap/lease/claim"
+	"github.com/leasewrap/leasewrap/lease/leasetest"
 )
 
 // benchLocker is a claim Locker on a fresh root whose audit events go to
@@ -38,7 +38,7 @@ func BenchmarkLockerAcquireFinish(b *testing.B) {
 	for _, ttl := range []time.Duration{0, time.Minute} {
 		b.Run("ttl="+ttl.String(), func(b *testing.B) {
 			l := benchLocker(b, b.TempDir(), "bench-holder", ttl)
-			testutil.BenchAcquireFinish(b, anchoredHere(l), lease.Result{})
+			leasetest.BenchAcquireFinish(b, anchoredHere(l), lease.Result{})
 		})
 	}
 }
@@ -53,7 +53,7 @@ func BenchmarkLockerAcquireHeld(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer ls.Finish(ctx, lease.Result{})
-	testutil.BenchAcquireHeld(b, anchoredHere(benchLocker(b, root, "waiter", 0)))
+	leasetest.BenchAcquireHeld(b, anchoredHere(benchLocker(b, root, "waiter", 0)))
 }
 
 // anchoredHere acquires l's claim anchored to this process.

@@ -45,7 +45,11 @@ type Locker struct {
 	claims *Claims
 }
 
-var _ lease.Locker = (*Locker)(nil)
+var (
+	_ lease.Locker   = (*Locker)(nil)
+	_ lease.Anchor   = (*Locker)(nil)
+	_ lease.Notifier = (*Locker)(nil)
+)
 
 // NewLocker validates cfg (key, holder, TTL bounds, metadata) and returns
 // a Locker. The claims root must resolve now.
@@ -106,7 +110,7 @@ func (l *Locker) Probe(ctx context.Context) error {
 	}
 	r := st.Record
 	return &lease.HeldError{Kind: "claim", Key: l.cfg.Key, Holder: r.Holder, PID: r.PID, Host: r.Host,
-		Detail: l.claims.heldDetail(l.cfg.Key, r, st.State)}
+		Since: time.UnixMilli(r.AcquiredAt), Detail: l.claims.heldDetail(l.cfg.Key, r, st.State)}
 }
 
 // Acquire takes the claim for the calling process (lease.Locker); the
@@ -115,7 +119,7 @@ func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
 	return l.AcquireAnchored(ctx, os.Getpid())
 }
 
-// AcquireAnchored takes the claim for pid (lease.Anchored). A live or
+// AcquireAnchored takes the claim for pid (lease.Anchor). A live or
 // suspect claim is a *lease.HeldError even when it carries this Locker's
 // own holder name: a run verb never re-acquires idempotently (two wrappers
 // given the same --holder would both run, and the second's release would
@@ -138,8 +142,12 @@ func (l *Locker) AcquireAnchored(ctx context.Context, pid int) (lease.Lease, err
 	})
 	var held *HeldByOtherError
 	if errors.As(err, &held) {
-		return nil, &lease.HeldError{Kind: "claim", Key: l.cfg.Key, Holder: held.Holder, PID: held.PID, Host: held.Host,
+		he := &lease.HeldError{Kind: "claim", Key: l.cfg.Key, Holder: held.Holder, PID: held.PID, Host: held.Host,
 			Detail: l.claims.heldDetail(l.cfg.Key, held.rec, held.State)}
+		if held.rec != nil {
+			he.Since = time.UnixMilli(held.rec.AcquiredAt)
+		}
+		return nil, he
 	}
 	if err != nil {
 		return nil, fmt.Errorf("acquire claim %q: %w", l.cfg.Key, err)
@@ -172,16 +180,23 @@ type claimLease struct {
 	pending    []PendingEvent // audit events not yet appended
 }
 
-var _ lease.Starter = (*claimLease)(nil)
+// Started appends the acquisition's audit events of ls (a lease this
+// Locker returned), now that the child runs (lease.Anchor).
+func (l *Locker) Started(ctx context.Context, ls lease.Lease) {
+	if c, ok := ls.(*claimLease); ok {
+		c.emitPending(ctx)
+	}
+}
 
-// Started appends the acquisition's audit events, now that the child runs.
-func (c *claimLease) Started(ctx context.Context) {
+func (c *claimLease) emitPending(ctx context.Context) {
 	c.l.claims.EmitPending(ctx, c.pending)
 	c.pending = nil
 }
 
-func (c *claimLease) Env() []string      { return nil }
-func (c *claimLease) TTL() time.Duration { return c.l.cfg.TTL }
+func (c *claimLease) Holder() string        { return c.l.cfg.Holder }
+func (c *claimLease) Env() []string         { return nil }
+func (c *claimLease) TTL() time.Duration    { return c.l.cfg.TTL }
+func (c *claimLease) Done() <-chan struct{} { return nil }
 
 // Renew extends a TTL claim by TTL from now; for a PID-liveness claim it
 // checks the record is still ours (same holder and pid). Not ours any
@@ -229,6 +244,6 @@ func (c *claimLease) Finish(ctx context.Context, res lease.Result) error {
 			return fmt.Errorf("claim %q past its fencing deadline is no longer ours: %w", c.l.cfg.Key, lease.ErrLost)
 		}
 	}
-	c.Started(ctx)
+	c.emitPending(ctx)
 	return c.l.claims.Release(ctx, c.l.cfg.Key, c.l.cfg.Holder)
 }

@@ -62,7 +62,7 @@ func TestNewLockerValidates(t *testing.T) {
 func TestLockerAcquireRecordsAnchorPIDAndReleases(t *testing.T) {
 	child := testutil.Sleeper(t)
 	l := newTestLocker(t, LockerConfig{Key: "session:lk", Holder: "wrap:a", Reason: "test", Metadata: Metadata{{"b", 1}, {"a", "x"}}})
-	var _ lease.Anchored = l
+	var _ lease.Anchor = l
 	if l.Kind() != "claim" || l.Key() != "session:lk" || l.Holder() != "wrap:a" {
 		t.Fatalf("identity: have %s %s %s", l.Kind(), l.Key(), l.Holder())
 	}
@@ -253,7 +253,7 @@ func TestLockerDefersTheAcquiredEventUntilStarted(t *testing.T) {
 	if got := events(root); got != "" {
 		t.Fatalf("want no event before Started, have %q", got)
 	}
-	ls.(lease.Starter).Started(t.Context())
+	l.Started(t.Context(), ls)
 	if got := events(root); strings.Count(got, `"type":"claim_acquired"`) != 1 {
 		t.Fatalf("want claim_acquired after Started, have %q", got)
 	}

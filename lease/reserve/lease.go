@@ -27,6 +27,12 @@ var _ lease.Lease = (*reservationLease)(nil)
 // RunID is the reserved run id.
 func (r *reservationLease) RunID() string { return r.runID }
 
+// Holder is the reserved run id (LEASEWRAP_HOLDER).
+func (r *reservationLease) Holder() string { return r.runID }
+
+// Done is nil: loss is found by Renew.
+func (r *reservationLease) Done() <-chan struct{} { return nil }
+
 var _ lease.FileHolder = (*reservationLease)(nil)
 
 // File is the locked materializer lease for the child to inherit. Finish
@@ -61,7 +67,8 @@ func (r *reservationLease) Renew(ctx context.Context) error {
 
 // Finish settles the reservation after the child exited: a lost lease is
 // released if still ours and nothing is published; exit 0 (or any exit
-// with PublishFailures) publishes the manifest and keeps the record so
+// with PublishFailures, except one ended by a signal leasewrap forwarded
+// unless PublishSignalled) publishes the manifest and keeps the record so
 // retries replay; any other exit releases the record (ownership-checked)
 // so a retry runs again. The materializer lease is closed last, so nobody
 // ever sees "creator dead, unpublished" for a run that succeeded.
@@ -71,7 +78,7 @@ func (r *reservationLease) Finish(ctx context.Context, res lease.Result) error {
 	switch {
 	case res.Lost:
 		_, _, err = l.store.Release(ctx, l.key, r.runID)
-	case res.ExitCode == 0 || l.cfg.PublishFailures:
+	case res.ExitCode == 0 || (l.cfg.PublishFailures && (res.Forwarded == 0 || l.cfg.PublishSignalled)):
 		err = r.publish(ctx, res)
 	default:
 		_, _, err = l.store.Release(ctx, l.key, r.runID)

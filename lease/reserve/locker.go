@@ -27,8 +27,14 @@ type LockerConfig struct {
 	// RunID is the run id to reserve; "" means a fresh ULID per attempt.
 	RunID string
 	// PublishFailures publishes a non-zero exit too, so retries replay the
-	// failure instead of running again.
+	// failure instead of running again. A run stopped by a signal
+	// leasewrap forwarded (lease.Result.Forwarded: a shutdown) is not the
+	// job's own failure and is released, not published, unless
+	// PublishSignalled is set too.
 	PublishFailures bool
+	// PublishSignalled publishes, with PublishFailures, a run stopped by a
+	// forwarded signal as well.
+	PublishSignalled bool
 	// Host is written into the manifest.
 	Host string
 }
@@ -36,10 +42,9 @@ type LockerConfig struct {
 // Locker is the lease.Locker of the reservation kind. It is not safe for
 // concurrent use (the supervisor never calls it concurrently).
 type Locker struct {
-	cfg    LockerConfig
-	key    Key
-	store  *Store
-	holder string
+	cfg   LockerConfig
+	key   Key
+	store *Store
 
 	// Test seams.
 	now       func() time.Time
@@ -63,7 +68,6 @@ func NewLocker(cfg LockerConfig) (*Locker, error) {
 		cfg:       cfg,
 		key:       Key{Repo: cfg.Repo, Branch: cfg.Branch, Key: cfg.Key},
 		store:     NewStore(cfg.Home),
-		holder:    cfg.RunID,
 		now:       time.Now,
 		pid:       os.Getpid(),
 		startSecs: ProcessStartSecs,
@@ -75,10 +79,6 @@ func (l *Locker) Kind() string { return Kind }
 
 // Key is the idempotency key.
 func (l *Locker) Key() string { return l.cfg.Key }
-
-// Holder is the run id: the configured one, or the one reserved by the
-// last successful Acquire ("" before that when none was configured).
-func (l *Locker) Holder() string { return l.holder }
 
 // Notify watches the key's record (released, reclaimed), the runs directory
 // (a run published) and the materializer leases (the last descriptor of a
@@ -169,7 +169,6 @@ func (l *Locker) reserveFresh(ctx context.Context) (lease.Lease, *Record, error)
 }
 
 func (l *Locker) held(ml *MaterializerLease, rec *Record) *reservationLease {
-	l.holder = rec.RunID
 	return &reservationLease{locker: l, ml: ml, runID: rec.RunID}
 }
 
@@ -200,11 +199,11 @@ func (l *Locker) decide(ctx context.Context, rec *Record) (lease.Lease, *Record,
 	}
 	switch live {
 	case Live:
-		pid := 0
+		pid, since := 0, time.Time{}
 		if rec.Creator != nil {
-			pid = int(rec.Creator.PID)
+			pid, since = int(rec.Creator.PID), rec.Creator.StartedAt
 		}
-		return nil, nil, &lease.HeldError{Kind: Kind, Key: l.cfg.Key, Holder: rec.RunID, PID: pid,
+		return nil, nil, &lease.HeldError{Kind: Kind, Key: l.cfg.Key, Holder: rec.RunID, PID: pid, Since: since,
 			Detail: fmt.Sprintf("run %s in flight (creator live), not yet published", rec.RunID)}
 	case LegacyCreator:
 		return nil, nil, fmt.Errorf("%w: reservation %q: %s is a legacy record (plain run id %s, no creator identity) and run %s is not published (%s missing): leasewrap cannot tell whether it is still running and will not reclaim it. Check that no orchestratectl or leasewrap process still works on run %s; when sure, run: leasewrap reserve release %s --run-id %s%s",

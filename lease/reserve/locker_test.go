@@ -62,8 +62,8 @@ func TestLockerFreshAcquireWritesCreatorAndHoldsLease(t *testing.T) {
 	rec := readRecordFile(t, l.store.RecordPath(l.key))
 	self, _ := ProcessStartSecs(os.Getpid())
 	switch {
-	case rec.RunID != rl.RunID() || l.Holder() != rec.RunID || len(rec.RunID) != 26:
-		t.Fatalf("want record, holder and lease on one ULID, have %s %s %s", rec.RunID, l.Holder(), rl.RunID())
+	case rec.RunID != rl.RunID() || rl.Holder() != rec.RunID || len(rec.RunID) != 26:
+		t.Fatalf("want record, holder and lease on one ULID, have %s %s %s", rec.RunID, rl.Holder(), rl.RunID())
 	case rec.Creator.PID != uint32(os.Getpid()) || rec.Creator.PIDStartSecs == nil || *rec.Creator.PIDStartSecs != self:
 		t.Fatalf("want creator pid %d start %d, have %+v", os.Getpid(), self, rec.Creator)
 	case rec.Creator.MaterializerLeasePath != rl.File().Name() || rec.Creator.MaterializerLeasePath != l.store.Layout().MaterializerPath(rec.RunID):
@@ -339,12 +339,12 @@ func TestNewLockerValidates(t *testing.T) {
 		t.Fatalf("bad run id: want ErrInvalidRunID, have %v", err)
 	}
 	l, err := NewLocker(LockerConfig{Key: "k", Home: t.TempDir(), RunID: "01given"})
-	if err != nil || l.Holder() != "01given" {
-		t.Fatalf("want holder 01given, have %v", err)
+	if err != nil {
+		t.Fatal(err)
 	}
 	rl := acquire(t, l)
 	defer rl.ml.Close()
-	if rl.RunID() != "01given" {
+	if rl.RunID() != "01given" || rl.Holder() != "01given" {
 		t.Fatalf("want the configured run id, have %s", rl.RunID())
 	}
 }

@@ -85,7 +85,7 @@ func helperHold() int {
 		}
 		gpid = c.Process.Pid
 	}
-	fmt.Println("held", l.Holder(), gpid)
+	fmt.Println("held", ls.Holder(), gpid)
 	io.Copy(io.Discard, os.Stdin)
 	code, _ := strconv.Atoi(os.Getenv("RESERVE_EXIT"))
 	now := time.Now()

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/leasewrap/leasewrap/internal/testutil"
 	"github.com/leasewrap/leasewrap/lease"
+	"github.com/leasewrap/leasewrap/lease/leasetest"
 	"github.com/leasewrap/leasewrap/lease/reserve"
 )
 
@@ -25,7 +25,7 @@ func benchLocker(b *testing.B, home, key string) *reserve.Locker {
 // `leasewrap reserve run` for a new key.
 func BenchmarkLockerAcquireFinish(b *testing.B) {
 	l := benchLocker(b, b.TempDir(), "bench-key")
-	testutil.BenchAcquireFinish(b, l.Acquire, lease.Result{ExitCode: 1})
+	leasetest.BenchAcquireFinish(b, l.Acquire, lease.Result{ExitCode: 1})
 }
 
 // BenchmarkLockerAcquirePublish reserves a fresh key per iteration and
@@ -80,5 +80,5 @@ func BenchmarkLockerAcquireHeld(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer ls.Finish(ctx, lease.Result{ExitCode: 1})
-	testutil.BenchAcquireHeld(b, benchLocker(b, home, "bench-held").Acquire)
+	leasetest.BenchAcquireHeld(b, benchLocker(b, home, "bench-held").Acquire)
 }

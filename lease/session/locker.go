@@ -92,11 +92,13 @@ func (l *Locker) Kind() string { return KindOwner }
 func (l *Locker) Key() string { return l.cfg.SessionID.String() }
 
 // Holder is the daemon instance id the lease is taken as ("" if none).
-func (l *Locker) Holder() string {
-	if l.cfg.DaemonInstanceID == nil {
+func (l *Locker) Holder() string { return holderOf(l.cfg.OwnerContext) }
+
+func holderOf(oc OwnerContext) string {
+	if oc.DaemonInstanceID == nil {
 		return ""
 	}
-	return *l.cfg.DaemonInstanceID
+	return *oc.DaemonInstanceID
 }
 
 // Notify watches the owner directory (created if needed so it can be
@@ -124,7 +126,7 @@ func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
 	if err != nil {
 		return nil, adaptError(KindOwner, l.cfg.SessionID, err)
 	}
-	return &ownerLease{g: g, sid: l.cfg.SessionID}, nil
+	return &ownerLease{g: g, sid: l.cfg.SessionID, holder: l.Holder()}, nil
 }
 
 // adaptError maps the protocol's errors onto the lease contract.
@@ -167,8 +169,9 @@ func adaptError(kind string, sid ID, err error) error {
 
 // ownerLease is a held owner registration as a lease.Lease.
 type ownerLease struct {
-	g   *OwnerGuard
-	sid ID
+	g      *OwnerGuard
+	sid    ID
+	holder string
 }
 
 var _ lease.Lease = (*ownerLease)(nil)
@@ -189,6 +192,12 @@ func (l *ownerLease) Env() []string {
 }
 
 func (l *ownerLease) TTL() time.Duration { return 0 }
+
+// Holder is the daemon instance id registered ("" if none).
+func (l *ownerLease) Holder() string { return l.holder }
+
+// Done is nil: loss is found by Renew.
+func (l *ownerLease) Done() <-chan struct{} { return nil }
 
 // Renew checks the record is still ours: present at its path, the file our
 // descriptor holds locked, and carrying our token. Anything else is

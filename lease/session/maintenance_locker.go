@@ -65,13 +65,14 @@ func (l *MaintenanceLocker) Acquire(ctx context.Context) (lease.Lease, error) {
 	if err != nil {
 		return nil, adaptError(KindMaintenance, l.cfg.SessionID, err)
 	}
-	return &MaintenanceLease{g: g}, nil
+	return &MaintenanceLease{g: g, holder: l.cfg.Holder}, nil
 }
 
 // MaintenanceLease is a held maintenance guard as a lease.Lease, plus the
 // gap-free transition to an owner lease.
 type MaintenanceLease struct {
-	g *MaintenanceGuard
+	g      *MaintenanceGuard
+	holder string
 }
 
 var _ lease.Lease = (*MaintenanceLease)(nil)
@@ -86,6 +87,12 @@ func (l *MaintenanceLease) Env() []string {
 
 // TTL is 0: the guard lives as long as the lock.
 func (l *MaintenanceLease) TTL() time.Duration { return 0 }
+
+// Holder is the configured maintainer name.
+func (l *MaintenanceLease) Holder() string { return l.holder }
+
+// Done is nil: loss is found by Renew.
+func (l *MaintenanceLease) Done() <-chan struct{} { return nil }
 
 // Renew checks that the coordinator lock file at its path is still the one
 // our descriptor locks (someone deleting it would let a newcomer lock a new
@@ -135,5 +142,5 @@ func (l *MaintenanceLease) Transition(ctx context.Context, owner LockerConfig) (
 	if err != nil {
 		return nil, adaptError(KindOwner, sid, err)
 	}
-	return &ownerLease{g: g, sid: sid}, nil
+	return &ownerLease{g: g, sid: sid, holder: holderOf(owner.OwnerContext)}, nil
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/leasewrap/leasewrap/internal/testutil"
 	"github.com/leasewrap/leasewrap/lease"
+	"github.com/leasewrap/leasewrap/lease/leasetest"
 	"github.com/leasewrap/leasewrap/lease/session"
 )
 
@@ -30,7 +30,7 @@ func benchLocker(b *testing.B, root, instance string) *session.Locker {
 // the in-process part of `leasewrap session run`.
 func BenchmarkLockerAcquireFinish(b *testing.B) {
 	l := benchLocker(b, b.TempDir(), "bench")
-	testutil.BenchAcquireFinish(b, l.Acquire, lease.Result{})
+	leasetest.BenchAcquireFinish(b, l.Acquire, lease.Result{})
 }
 
 // BenchmarkLockerAcquireHeld is one failed attempt on a session owned by
@@ -43,5 +43,5 @@ func BenchmarkLockerAcquireHeld(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer ls.Finish(ctx, lease.Result{})
-	testutil.BenchAcquireHeld(b, benchLocker(b, root, "waiter").Acquire)
+	leasetest.BenchAcquireHeld(b, benchLocker(b, root, "waiter").Acquire)
 }

@@ -6,15 +6,14 @@ import (
 	"log/slog"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/alecthomas/kong"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/etcd/conn"
-	"github.com/leasewrap/leasewrap/internal/cli"
 	"github.com/leasewrap/leasewrap/lease"
 	"github.com/leasewrap/leasewrap/supervisor"
 )
@@ -115,22 +114,9 @@ func (f *runFlags) holder() string {
 func (f *runFlags) config(l lease.Locker, logger *slog.Logger) supervisor.Config {
 	cfg := f.RunFlags.Config(l, logger)
 	cfg.Env = conn.Scrub(os.Environ())
-	cfg.HelperExe = smallHelper()
+	// The leasewrap binary installed beside leasewrap-etcd, if there is
+	// one, plays the job guard (both call supervisor.Gate first) without
+	// the etcd client's memory; "" uses this executable.
+	cfg.HelperExe = cli.Beside("leasewrap")
 	return cfg
-}
-
-// smallHelper is the leasewrap binary installed beside leasewrap-etcd, if
-// there is one: it plays the job guard of an ephemeral lease (both call
-// supervisor.Gate first) without the etcd client's memory. "" (use this
-// executable) otherwise.
-func smallHelper() string {
-	self, err := os.Executable()
-	if err != nil {
-		return ""
-	}
-	small := filepath.Join(filepath.Dir(self), "leasewrap")
-	if fi, err := os.Stat(small); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
-		return ""
-	}
-	return small
 }

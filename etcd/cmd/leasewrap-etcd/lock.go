@@ -11,9 +11,9 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/etcd/conn"
 	"github.com/leasewrap/leasewrap/etcd/lock"
-	"github.com/leasewrap/leasewrap/internal/cli"
 )
 
 type lockCmd struct {

@@ -2,7 +2,7 @@
 // `leasewrap once` execute it in place (same pid), so the etcd client's
 // start-up cost (gRPC, protobuf) stays off the local kinds' path. It can
 // also be run directly with the same arguments. Its global flags, run
-// flags, logging and exit codes are leasewrap's own (internal/cli); the
+// flags, logging and exit codes are leasewrap's own (package cli); the
 // etcd errors carry their own codes, 69 and 77 (package conn).
 package main
 
@@ -10,7 +10,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/leasewrap/leasewrap/internal/cli"
+	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/supervisor"
 )
 

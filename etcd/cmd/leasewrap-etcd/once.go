@@ -10,9 +10,9 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/etcd/conn"
 	"github.com/leasewrap/leasewrap/etcd/once"
-	"github.com/leasewrap/leasewrap/internal/cli"
 )
 
 type onceCmd struct {
@@ -31,8 +31,9 @@ func (f *onceKeyFlags) etcdKey() string { return once.EtcdKey(f.Prefix, f.Key) }
 
 type onceRunCmd struct {
 	onceKeyFlags
-	RunID           string `name:"run-id" help:"Run id to record (default: 32 random hex digits)."`
-	PublishFailures bool   `help:"Publish a failed run too, so retries replay the failure instead of running again."`
+	RunID            string `name:"run-id" help:"Run id to record (default: 32 random hex digits)."`
+	PublishFailures  bool   `help:"Publish a failed run too, so retries replay the failure instead of running again. A run ended by a signal leasewrap passed on (a shutdown: SIGTERM, SIGINT, SIGHUP, SIGQUIT) is not published, so a retry runs again."`
+	PublishSignalled bool   `help:"With --publish-failures, publish a run ended by a signal leasewrap passed on as well."`
 	runFlags
 }
 
@@ -42,7 +43,8 @@ runs the command (LEASEWRAP_RUN_ID, LEASEWRAP_FENCE, LEASEWRAP_ETCD_KEY,
 LEASEWRAP_LEASE_ID set), and on exit 0 publishes the exit code durably
 (before the fencing deadline only); later runs replay it without running.
 A failure removes the record so a retry runs (or, with --publish-failures,
-is published). A lost lease publishes nothing (exit 76). With --wait D a
+is published; a run stopped by a signal leasewrap passed on, a shutdown,
+only with --publish-signalled too). A lost lease publishes nothing (exit 76). With --wait D a
 run in flight is waited for (watched), then replayed or competed for.
 
 Examples:
@@ -50,7 +52,12 @@ Examples:
   leasewrap once run "migrate-v42" --endpoints etcd:2379 --wait 30m -- ./migrate.sh`
 }
 
-func (c *onceRunCmd) Validate() error { return c.runFlags.check() }
+func (c *onceRunCmd) Validate() error {
+	if c.PublishSignalled && !c.PublishFailures {
+		return fmt.Errorf("%w: --publish-signalled only adds to --publish-failures; give both", cli.ErrUsage)
+	}
+	return c.runFlags.check()
+}
 
 func (c *onceRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	ec, err := c.dial(ctx, c.etcdKey())
@@ -60,7 +67,7 @@ func (c *onceRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	defer ec.Close()
 	host, _ := os.Hostname()
 	l, err := once.New(once.Config{Client: ec, Prefix: c.Prefix, Key: c.Key, TTL: c.ttl(), Holder: c.holder(), Host: host,
-		RunID: c.RunID, PublishFailures: c.PublishFailures, Endpoints: c.connFlags.Endpoints,
+		RunID: c.RunID, PublishFailures: c.PublishFailures, PublishSignalled: c.PublishSignalled, Endpoints: c.connFlags.Endpoints,
 		Logger: logger, ReportEvery: c.WaitReportEvery})
 	if err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)

@@ -1,8 +1,15 @@
-// Package cli is what every leasewrap executable shares on its command
-// line: the global flags and the one logger, the run verbs' flags and how
-// they configure the supervisor, and the exit-code contract (decided in
-// ExitCode alone). cmd/leasewrap and the etcd module's leasewrap-etcd both
-// build on it, so a run verb means the same in each.
+// Package cli is the app shell shared by leasewrap's executables:
+// leasewrap (cmd/leasewrap), leasewrap-etcd (the etcd module) and
+// leasewrap-kube (the kube module). It holds what each of them means the
+// same way on its command line: the global flags and the one logger, the
+// look at the arguments made before kong parses them (ScanArgs), the run
+// verbs' flags and how they configure the supervisor, the lookup of a
+// sibling executable (Beside, FindExecutable), and the exit-code contract,
+// decided from a run's supervisor.Result in RunExitCode and from an error
+// in ExitCode, nowhere else.
+//
+// It sits beside cmd/, above the product packages (supervisor, lease):
+// nothing under internal/ imports it.
 package cli
 
 import (

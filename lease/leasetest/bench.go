@@ -1,4 +1,8 @@
-package testutil
+// Package leasetest holds test helpers shared by the lease kinds' tests
+// (benchmarks of one acquire and settle). It is imported only by _test.go
+// files; internal/testutil, the ground floor's helpers, knows nothing of
+// leases.
+package leasetest
 
 import (
 	"context"

@@ -87,22 +87,36 @@ func (f *RunFlags) Config(l lease.Locker, logger *slog.Logger) supervisor.Config
 	}
 }
 
-// Supervise runs cfg's command under its lease. ExitCode decides the
-// status; this only logs a replay and carries --conflict-exit-code along.
+// Supervise runs cfg's command under its lease and returns the run's
+// outcome as the status Main exits with (RunExitCode), or the failure.
 func (f *RunFlags) Supervise(ctx context.Context, cfg supervisor.Config) error {
 	// supervisor.Run refuses a command that cannot run before anything is
 	// acquired, with env(1)'s codes (127 not found, 126 not executable); a
 	// file without #! runs through /bin/sh, as execvp does.
-	err := f.ObserveFlags.run(ctx, cfg) // supervisor.Run, with --listen beside it
-	if err == nil {
-		return nil
+	res, err := f.ObserveFlags.run(ctx, cfg) // supervisor.Run, with --listen beside it
+	if err != nil {
+		return err
 	}
+	return Outcome(res, f.ConflictExitCode, cfg.Logger)
+}
+
+// Outcome is a run's Result as the verb's return: an *ExitError with the
+// status RunExitCode decides and, when the command did not run to its own
+// end, the reason printed on stderr. A replay is logged, not printed.
+func Outcome(res supervisor.Result, conflictCode int, logger *slog.Logger) error {
+	code := RunExitCode(res, conflictCode)
 	var replay *lease.ReplayError
-	if errors.As(err, &replay) {
-		cfg.Logger.Info("already done; replaying the recorded result, not running the command",
-			"kind", replay.Kind, "key", replay.Key, "replayed", replay.Summary, "exit_code", replay.ExitCode)
+	switch {
+	case res.Outcome == supervisor.Ran:
+		return &ExitError{Code: code}
+	case errors.As(res.Cause, &replay):
+		if logger != nil {
+			logger.Info("already done; replaying the recorded result, not running the command",
+				"kind", replay.Kind, "key", replay.Key, "replayed", replay.Summary, "exit_code", replay.ExitCode)
+		}
+		return &ExitError{Code: code}
 	}
-	return &RunError{Err: err, ConflictCode: f.ConflictExitCode}
+	return &ExitError{Code: code, Err: res.Cause}
 }
 
 // DefaultHolder is unique to this invocation (host, pid, random), so two

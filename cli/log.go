@@ -71,24 +71,14 @@ func isTerminal(f *os.File) bool {
 	return err == nil
 }
 
-// FormatFromArgs is the log format asked for by args or the environment,
-// for the lines written before (or instead of) a successful parse: the
-// last --log-format before "--" wins over LEASEWRAP_LOG_FORMAT, as in kong.
-func FormatFromArgs(args []string, getenv func(string) string) string {
-	format := getenv("LEASEWRAP_LOG_FORMAT")
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--":
-			return format
-		case a == "--log-format" && i+1 < len(args):
-			format = args[i+1]
-			i++
-		case strings.HasPrefix(a, "--log-format="):
-			format = strings.TrimPrefix(a, "--log-format=")
-		}
+// LogFormat is the log format args ask for (the last --log-format before
+// "--"), else the environment's (LEASEWRAP_LOG_FORMAT), for the lines
+// written before or instead of a parse.
+func LogFormat(args []string, getenv func(string) string) string {
+	if f := ScanArgs(args).LogFormat; f != "" {
+		return f
 	}
-	return format
+	return getenv("LEASEWRAP_LOG_FORMAT")
 }
 
 // ErrorSink is where leasewrap's own error lines go ("leasewrap: …" from

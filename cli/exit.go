@@ -51,26 +51,31 @@ func (e *ExitError) Error() string {
 
 func (e *ExitError) Unwrap() error { return e.Err }
 
-// RunError is a run verb's outcome with the conflict code it was given
-// (--conflict-exit-code), for ExitCode.
-type RunError struct {
-	Err          error
-	ConflictCode int
+// RunExitCode is the one place that decides a run verb's exit status
+// from what the run came to: the command's own status passes through
+// untouched (ran, replayed, a failed pre-step's), a conflict is
+// conflictCode (--conflict-exit-code, 75 by default), a loss 76, a
+// signal while waiting 128+N.
+func RunExitCode(res supervisor.Result, conflictCode int) int {
+	switch res.Outcome {
+	case supervisor.Ran, supervisor.Replayed, supervisor.PreStepFailed:
+		return res.ExitCode
+	case supervisor.Conflict:
+		return conflictCode
+	case supervisor.Lost:
+		return ExitLost
+	case supervisor.Aborted:
+		return 128 + int(res.Signal)
+	}
+	return ExitInternal
 }
 
-func (e *RunError) Error() string { return e.Err.Error() }
-func (e *RunError) Unwrap() error { return e.Err }
-
 // ExitCode is the one place that decides leasewrap's exit status from the
-// error a verb returned. It prints the error (if any) on stderr.
+// error a verb returned (a run verb returns its outcome as an *ExitError
+// made by RunExitCode). It prints the error (if any) on stderr.
 func ExitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
-	}
-	conflict := ExitConflict
-	var re *RunError
-	if errors.As(err, &re) {
-		conflict, err = re.ConflictCode, re.Err
 	}
 	var ee *ExitError
 	if errors.As(err, &ee) {
@@ -79,33 +84,18 @@ func ExitCode(err error, stderr io.Writer) int {
 		}
 		return ee.Code
 	}
-	var kc kong.ExitCoder // errors that carry their own status (a failed migration)
-	if errors.As(err, &kc) {
-		fmt.Fprintf(stderr, "leasewrap: %v\n", err)
-		return kc.ExitCode()
-	}
-	var ce *supervisor.ChildExit
-	if errors.As(err, &ce) {
-		return ce.Code
-	}
-	var replay *lease.ReplayError
-	if errors.As(err, &replay) {
-		return replay.ExitCode // the recorded run's code; logged, not an error
-	}
 	fmt.Fprintf(stderr, "leasewrap: %v\n", err)
-	var abort *supervisor.SignalAbort
+	var kc kong.ExitCoder // errors that carry their own status (etcd: 69, 77)
 	var execErr *supervisor.ExecError
 	switch {
+	case errors.As(err, &kc):
+		return kc.ExitCode()
 	case errors.As(err, &execErr):
 		return execErr.Code // 127 not found, 126 not executable, as env(1)
-	case errors.Is(err, supervisor.ErrEmptyCommand):
+	case errors.Is(err, supervisor.ErrEmptyCommand), errors.Is(err, ErrUsage):
 		return ExitUsage
-	case errors.As(err, &abort):
-		return 128 + int(abort.Signal)
-	case errors.Is(err, ErrUsage):
-		return ExitUsage
-	case errors.Is(err, lease.ErrHeld), errors.Is(err, supervisor.ErrWaitTimeout):
-		return conflict
+	case errors.Is(err, lease.ErrHeld):
+		return ExitConflict
 	case errors.Is(err, lease.ErrLost):
 		return ExitLost
 	case errors.Is(err, lease.ErrRefused):

@@ -19,7 +19,6 @@ import (
 
 	"github.com/leasewrap/leasewrap/internal/metrics"
 	"github.com/leasewrap/leasewrap/internal/safefile"
-	"github.com/leasewrap/leasewrap/lease"
 	"github.com/leasewrap/leasewrap/supervisor"
 )
 
@@ -143,7 +142,8 @@ type observation struct {
 	mu       sync.Mutex
 	kind     string
 	key      string
-	acquired time.Time // wall and monotonic; zero until the lease is held
+	acquired time.Time          // wall and monotonic; zero until the lease is held
+	result   *supervisor.Result // what the run came to; nil if it failed (an error)
 	live     *metrics.Live
 }
 
@@ -164,19 +164,35 @@ func (o *observation) setLease(kind, key string) *metrics.Live {
 }
 
 // run runs the supervisor, with the --listen server beside it as an actor
-// of the same run.Group when asked for.
-func (f *ObserveFlags) run(ctx context.Context, cfg supervisor.Config) error {
+// of the same run.Group when asked for; the run's events feed its metrics.
+func (f *ObserveFlags) run(ctx context.Context, cfg supervisor.Config) (supervisor.Result, error) {
 	live := f.obs.setLease(cfg.Locker.Kind(), cfg.Locker.Key())
+	if prev := cfg.OnEvent; prev != nil {
+		cfg.OnEvent = func(ev supervisor.Event) { prev(ev); f.obs.onEvent(ev) }
+	} else {
+		cfg.OnEvent = f.obs.onEvent
+	}
+	res, err := f.serve(ctx, cfg, live)
+	if err == nil {
+		f.obs.mu.Lock()
+		f.obs.result = &res
+		f.obs.mu.Unlock()
+	}
+	return res, err
+}
+
+// serve is supervisor.Run, beside the --listen server if asked for.
+func (f *ObserveFlags) serve(ctx context.Context, cfg supervisor.Config, live *metrics.Live) (supervisor.Result, error) {
 	if f.Listen == "" {
 		return supervisor.Run(ctx, cfg)
 	}
 	addr, err := metrics.ListenAddr(f.Listen)
 	if err != nil {
-		return fmt.Errorf("%w: --listen %v", ErrUsage, err)
+		return supervisor.Result{}, fmt.Errorf("%w: --listen %v", ErrUsage, err)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("--listen %s: %w (nothing ran)", f.Listen, err)
+		return supervisor.Result{}, fmt.Errorf("--listen %s: %w (nothing ran)", f.Listen, err)
 	}
 	logger := cfg.Logger
 	if logger == nil {
@@ -184,9 +200,14 @@ func (f *ObserveFlags) run(ctx context.Context, cfg supervisor.Config) error {
 	}
 	logger.Info("serving /metrics, /healthz and /readyz", "addr", ln.Addr().String())
 	var g run.Group
+	var res supervisor.Result
 	{
 		ctx, cancel := context.WithCancel(ctx)
-		g.Add(func() error { return supervisor.Run(ctx, cfg) }, func(error) { cancel() })
+		g.Add(func() error {
+			var err error
+			res, err = supervisor.Run(ctx, cfg)
+			return err
+		}, func(error) { cancel() })
 	}
 	{
 		srv := &metrics.Server{Live: live}
@@ -205,24 +226,58 @@ func (f *ObserveFlags) run(ctx context.Context, cfg supervisor.Config) error {
 			once.Do(func() { close(stop) })
 		})
 	}
-	return g.Run()
+	err = g.Run() // the supervisor's actor ends it: the server's ends only when interrupted
+	return res, err
 }
 
-// Outcome is the metrics outcome of a run verb's error.
-func Outcome(err error) string {
-	var ce *supervisor.ChildExit
-	var replay *lease.ReplayError
-	switch {
-	case err == nil, errors.As(err, &ce):
+// onEvent feeds the run's metrics from the supervisor's events
+// (supervisor.Config.OnEvent). It is called synchronously from the
+// supervisor's goroutines and never blocks: a few assignments under
+// mutexes that nothing holds for longer.
+func (o *observation) onEvent(ev supervisor.Event) {
+	o.mu.Lock()
+	live := o.live
+	if ev.Type == supervisor.EventAcquired && o.acquired.IsZero() {
+		o.acquired = ev.Time
+	}
+	o.mu.Unlock()
+	if live == nil {
+		return
+	}
+	switch ev.Type {
+	case supervisor.EventWaiting:
+		live.Waiting(ev.Holder, ev.Time)
+	case supervisor.EventAcquired:
+		live.Acquired(ev.Fence)
+	case supervisor.EventRenewed:
+		live.Renewed(ev.Latency, ev.Err, ev.Fence)
+	case supervisor.EventStarted:
+		live.Started(ev.PID, ev.Time)
+	case supervisor.EventLost:
+		live.Lost()
+	case supervisor.EventFinished:
+		live.Released()
+	}
+}
+
+// metricsOutcome is the runs_total outcome of a run: its Result's
+// outcome, or error when the run failed (res nil: usage, a command that
+// cannot run, I/O, a refused record, a lease that could not be settled).
+func metricsOutcome(res *supervisor.Result) string {
+	if res == nil {
+		return metrics.OutcomeError
+	}
+	switch res.Outcome {
+	case supervisor.Ran:
 		return metrics.OutcomeRan
-	case errors.As(err, &replay):
+	case supervisor.Replayed:
 		return metrics.OutcomeReplayed
-	case errors.Is(err, lease.ErrHeld), errors.Is(err, supervisor.ErrWaitTimeout):
+	case supervisor.Conflict:
 		return metrics.OutcomeConflict
-	case errors.Is(err, lease.ErrLost):
+	case supervisor.Lost:
 		return metrics.OutcomeLost
 	}
-	return metrics.OutcomeError
+	return metrics.OutcomeError // aborted by a signal, a failed pre-step
 }
 
 // finishObserving writes the --metrics-file of the run verb kctx ran, if
@@ -236,16 +291,16 @@ func finishObserving(kctx *kong.Context, start time.Time, err error, code int, l
 	end := time.Now()
 	o := &f.obs
 	o.mu.Lock()
-	kind, key, acquired := o.kind, o.key, o.acquired
+	kind, key, acquired, res := o.kind, o.key, o.acquired, o.result
 	o.mu.Unlock()
 	if kind == "" { // refused before its lease was built
 		kind, key = commandKind(kctx), commandKey(kctx)
 	}
-	wait := end.Sub(start)
+	wait := end.Sub(start) // never acquired: it waited all along
 	if !acquired.IsZero() {
 		wait = acquired.Sub(start)
 	}
-	r := metrics.Run{Kind: kind, Key: key, Outcome: Outcome(err), ExitCode: code, Start: start, Duration: end.Sub(start), Wait: max(wait, 0)}
+	r := metrics.Run{Kind: kind, Key: key, Outcome: metricsOutcome(res), ExitCode: code, Start: start, Duration: end.Sub(start), Wait: max(wait, 0)}
 	if werr := writeMetricsFile(f.MetricsFile, r); werr != nil {
 		logger.Error("metrics file not written; the run's exit status stands", "kind", kind, "key", key, "err", werr)
 	}

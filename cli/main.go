@@ -28,7 +28,11 @@ type exitNow int
 // the *slog.Logger and IO. leasewrap's own error lines follow --log-format
 // (JSON lines in JSON mode), also when the command line itself is refused.
 func Main(model any, g *Globals, description, version string, args []string, stdout, stderr io.Writer) int {
-	errOut := ErrorSink(FormatFromArgs(args, os.Getenv), stderr)
+	format := ScanArgs(args).LogFormat
+	if format == "" {
+		format = os.Getenv("LEASEWRAP_LOG_FORMAT")
+	}
+	errOut := ErrorSink(format, stderr)
 	parser, err := kong.New(model,
 		kong.Name("leasewrap"),
 		kong.Description(description),
@@ -61,7 +65,7 @@ func Main(model any, g *Globals, description, version string, args []string, std
 				kctx = pe.Context // Parse returns no context on error
 			}
 			if pe != nil && pe.Context != nil {
-				errOut = ErrorSink(FormatFromArgs(args, os.Getenv), stderr, verbAttrs(pe.Context)...)
+				errOut = ErrorSink(format, stderr, verbAttrs(pe.Context)...)
 			}
 			msg := perr.Error()
 			if verb := verbPath(kctx); verb != "" && !strings.HasPrefix(msg, verb+":") {

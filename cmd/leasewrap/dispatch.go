@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/cli"
+)
+
+// sibling is an executable that serves some kinds in leasewrap's place,
+// git-style: `leasewrap KIND …` execs it in place (same pid, same
+// arguments, same environment). A kind whose client is heavy (gRPC,
+// protobuf, client-go) lives in its own executable, so that its package
+// inits never slow the local kinds' start-up.
+type sibling struct {
+	exe     string // the executable's name, beside leasewrap or in PATH
+	install string // how to install it, for the error when it is missing
+}
+
+// siblings are the kinds served by another executable, by first word.
+// Adding a kind's executable is one line here.
+var siblings = map[string]sibling{
+	"lock": {"leasewrap-etcd", "make build builds it into bin/, or go install github.com/leasewrap/leasewrap/etcd/cmd/leasewrap-etcd@latest"},
+	"once": {"leasewrap-etcd", "make build builds it into bin/, or go install github.com/leasewrap/leasewrap/etcd/cmd/leasewrap-etcd@latest"},
+}
+
+// dispatch replaces this process with the sibling that serves args' kind,
+// if one does. It returns false when leasewrap serves the kind itself, and
+// an error only when the exec failed.
+func dispatch(args []string) (bool, error) {
+	kind := cli.ScanArgs(args).Kind()
+	s, ok := siblings[kind]
+	if !ok {
+		return false, nil
+	}
+	path, err := cli.FindExecutable(s.exe, fmt.Sprintf("the %s verbs", kind), s.install)
+	if err != nil {
+		return true, err
+	}
+	argv := append([]string{s.exe}, args...)
+	if err := unix.Exec(path, argv, os.Environ()); err != nil {
+		return true, fmt.Errorf("exec %s: %w", path, err)
+	}
+	return true, nil // not reached
+}

@@ -1,0 +1,78 @@
+package supervisor
+
+import (
+	"errors"
+	"syscall"
+	"time"
+)
+
+// Outcome is what a run came to.
+type Outcome uint8
+
+const (
+	// Ran: the command ran and exited, and its lease was settled.
+	// ExitCode is its status.
+	Ran Outcome = iota + 1
+	// Replayed: the work behind the key was already done; nothing ran.
+	// ExitCode is the recorded status, Cause the *lease.ReplayError.
+	Replayed
+	// Conflict: the lease is held by another (tried once), or was not
+	// acquired within Config.Wait; nothing ran. Cause says by whom
+	// (matches lease.ErrHeld, and ErrWaitTimeout after a wait).
+	Conflict
+	// Lost: the lease was lost while the job ran and the job was stopped,
+	// or the job ended but the lease could no longer be proven ours (past
+	// its fencing deadline, or its settling abandoned at the lease's
+	// expiry). Cause matches lease.ErrLost.
+	Lost
+	// Aborted: a signal (Signal) stopped leasewrap before the command
+	// started; nothing ran and nothing was left behind.
+	Aborted
+	// PreStepFailed: the pre-step (Config.Pre) exited with ExitCode, not
+	// 0; the command never ran and its lease was not taken.
+	PreStepFailed
+)
+
+var outcomeNames = [...]string{Ran: "ran", Replayed: "replayed", Conflict: "conflict", Lost: "lost", Aborted: "aborted", PreStepFailed: "pre-step failed"}
+
+func (o Outcome) String() string {
+	if int(o) < len(outcomeNames) && outcomeNames[o] != "" {
+		return outcomeNames[o]
+	}
+	return "unknown"
+}
+
+// Result is what happened in a run. Run returns it with a nil error for
+// every outcome; an error is a failure (usage, a command that cannot run,
+// I/O, a record refused, a lease that could not be settled).
+type Result struct {
+	Outcome Outcome
+	// ExitCode is the command's status (128+N for death by signal N) for
+	// Ran and Lost (once it was stopped), the recorded status for
+	// Replayed, the pre-step's status for PreStepFailed; 0 otherwise.
+	ExitCode int
+	// Signal is the signal that killed the command (Ran, Lost), or the
+	// one that stopped leasewrap while it waited (Aborted); 0 otherwise.
+	Signal syscall.Signal
+	// Holder is who holds the lease: this run's holder once acquired
+	// (Ran, Lost), the other holder if known for Conflict.
+	Holder string
+	// PID is the command's pid (Ran, Lost); 0 if it never started.
+	PID int
+	// Cause is why the command did not run to its own end, for the
+	// message: the contention (Conflict), the loss (Lost), the replay
+	// (Replayed), the signal (Aborted), the pre-step's status
+	// (PreStepFailed). nil for Ran.
+	Cause error
+	// Waited is how long acquiring took (including a pre-step); Runtime
+	// how long the command ran.
+	Waited, Runtime time.Duration
+}
+
+// ErrWaitTimeout reports that the lease was not acquired within the wait
+// (in Result.Cause of a Conflict).
+var ErrWaitTimeout = errors.New("supervisor: lease not acquired within --wait")
+
+// ErrStart marks a failure to start the command (not found, not
+// executable): the lease was released and nothing ran.
+var ErrStart = errors.New("supervisor: cannot start the command")

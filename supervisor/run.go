@@ -1,0 +1,241 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/lease"
+)
+
+// forwardedSignals are passed on to the job (the child's process group)
+// while it runs. SIGTSTP and SIGCONT included: job control stops and
+// continues the whole job.
+var forwardedSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT,
+	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH, syscall.SIGTSTP, syscall.SIGCONT}
+
+// runner is one run in progress: the configuration with its defaults
+// applied, and the state that belongs to the run (the signal channels,
+// whether the child gets the terminal).
+type runner struct {
+	cfg       Config
+	main, pre *job
+	// sigs carries every forwarded signal of the run, from the start:
+	// acquisition reads it (abort or drop), supervision forwards from it,
+	// so none is lost in between and none is delivered twice.
+	sigs chan os.Signal
+	chld chan os.Signal // SIGCHLD: wakes the reaper
+	// foreground is whether the child gets the terminal; settled once,
+	// before any attempt.
+	foreground bool
+	// waitReport is how often a waiter says again whom it waits for
+	// (waitReportEvery; tests shorten it).
+	waitReport time.Duration
+}
+
+// job is one command and the lease it runs under, resolved before any
+// lease is taken.
+type job struct {
+	locker lease.Locker
+	argv   []string
+	path   string // argv[0] resolved in PATH
+}
+
+// Run runs cfg.Argv under the lease cfg.Locker takes and reports what
+// happened (Result). The error is for failures only: a bad
+// configuration, a command that cannot run (*ExecError; nothing was
+// acquired), a record the kind refuses (lease.ErrRefused), a lease that
+// could not be settled, I/O. A held lease, a replay, a loss, a signal
+// while waiting and a failed pre-step are outcomes, not errors.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	r := &runner{cfg: withDefaults(cfg), waitReport: waitReportEvery}
+	r.main = &job{locker: cfg.Locker, argv: cfg.Argv}
+	if err := r.main.resolve(r.cfg.Dir, r.cfg.Env); err != nil {
+		return Result{}, err
+	}
+	if cfg.Pre != nil {
+		r.pre = &job{locker: cfg.Pre.Locker, argv: cfg.Pre.Argv}
+		if err := r.pre.resolve(r.cfg.Dir, r.cfg.Env); err != nil {
+			return Result{}, err
+		}
+	}
+	r.foreground = foregroundTTY(r.cfg.Stdin)
+	if r.cfg.Subreaper {
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+			return Result{}, fmt.Errorf("supervisor: become a subreaper: %w", err)
+		}
+	}
+	r.sigs = make(chan os.Signal, 8)
+	signal.Notify(r.sigs, forwardedSignals...)
+	r.chld = make(chan os.Signal, 1)
+	signal.Notify(r.chld, syscall.SIGCHLD)
+	if !r.cfg.ExitAfter {
+		defer signal.Stop(r.sigs)
+		defer signal.Stop(r.chld)
+	}
+	return r.run(ctx)
+}
+
+// withDefaults fills the zero fields that mean "default" (see Config).
+func withDefaults(c Config) Config {
+	if c.FinishTimeout == 0 {
+		c.FinishTimeout = defaultFinishTimeout
+	}
+	if c.Anchor == "" {
+		c.Anchor = AnchorAuto
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Env == nil {
+		c.Env = os.Environ()
+	}
+	if c.Stdin == nil {
+		c.Stdin = os.Stdin
+	}
+	if c.Stdout == nil {
+		c.Stdout = os.Stdout
+	}
+	if c.Stderr == nil {
+		c.Stderr = os.Stderr
+	}
+	if os.Getpid() == 1 {
+		c.Subreaper = true
+	}
+	return c
+}
+
+func (r *runner) run(ctx context.Context) (Result, error) {
+	start := time.Now()
+	var a *acquired
+	var err error
+	if r.pre != nil {
+		var res Result
+		if a, res, err = r.runPre(ctx); a == nil {
+			res.Waited = time.Since(start)
+			return res, err
+		}
+	} else if a, err = r.acquire(ctx, r.main); err != nil {
+		res, err := notAcquired(err)
+		res.Waited = time.Since(start)
+		return res, err
+	}
+	res, err := r.runJob(ctx, r.main, a)
+	res.Waited = a.at.Sub(start)
+	return res, err
+}
+
+// notAcquired turns the error of an acquisition that ended without a
+// lease into the run's outcome, or leaves it a failure.
+func notAcquired(err error) (Result, error) {
+	var replay *lease.ReplayError
+	var abort *abortError
+	switch {
+	case errors.As(err, &replay):
+		return Result{Outcome: Replayed, ExitCode: replay.ExitCode, Cause: err}, nil
+	case errors.As(err, &abort):
+		return Result{Outcome: Aborted, Signal: abort.sig, Cause: err}, nil
+	case errors.Is(err, lease.ErrHeld), errors.Is(err, ErrWaitTimeout):
+		res := Result{Outcome: Conflict, Cause: err}
+		var held *lease.HeldError
+		if errors.As(err, &held) {
+			res.Holder = held.Holder
+		}
+		return res, nil
+	}
+	return Result{}, err
+}
+
+// runPre runs the pre-step to its end under its own lease, then obtains
+// the main lease (handed over without a gap by Step.Handover, or
+// acquired) and starts the main command under it. Without a main lease it
+// returns the run's outcome instead.
+func (r *runner) runPre(ctx context.Context) (*acquired, Result, error) {
+	pre, main := r.pre, r.main
+	pa, err := r.acquire(ctx, pre)
+	if err != nil {
+		res, err := notAcquired(err)
+		return nil, res, err
+	}
+	log := r.cfg.Logger.With("kind", pre.locker.Kind(), "key", pre.locker.Key())
+	log.Info("lease acquired; pre-step started", "pid", pa.child.pid, "command", pre.argv)
+	end := r.supervise(ctx, pa, log)
+	if end.loss == nil && end.status.ExitCode == 0 && r.cfg.Pre.Handover != nil {
+		at := time.Now()
+		ls, err := r.cfg.Pre.Handover(ctx, pa.lease)
+		if err != nil {
+			res, err := notAcquired(err)
+			return nil, res, err
+		}
+		log.Info("pre-step done; lease handed over to the command")
+		a, err := r.startUnder(main, ls, at)
+		if err != nil {
+			res, err := notAcquired(err)
+			return nil, res, err
+		}
+		return a, Result{}, nil
+	}
+	end.status.Argv = pre.argv
+	if err := r.settle(pa, end); err != nil && end.loss == nil {
+		log.Error("could not settle the pre-step's lease", "err", err)
+	}
+	if end.loss != nil {
+		return nil, Result{Outcome: Lost, ExitCode: end.status.ExitCode, Signal: end.status.Signal, Holder: pa.lease.Holder(), PID: pa.child.pid,
+			Cause: fmt.Errorf("%s %q (pre-step): %w", pre.locker.Kind(), pre.locker.Key(), end.loss)}, nil
+	}
+	if end.status.ExitCode != 0 {
+		return nil, Result{Outcome: PreStepFailed, ExitCode: end.status.ExitCode, Signal: end.status.Signal, PID: pa.child.pid,
+			Cause: fmt.Errorf("pre-step %q exited with status %d; the command did not run", pre.argv, end.status.ExitCode)}, nil
+	}
+	a, err := r.acquire(ctx, main)
+	if err != nil {
+		res, err := notAcquired(err)
+		return nil, res, err
+	}
+	return a, Result{}, nil
+}
+
+// runJob supervises the main command until the job is over and settles
+// its lease.
+func (r *runner) runJob(ctx context.Context, j *job, a *acquired) (Result, error) {
+	log := r.cfg.Logger.With("kind", j.locker.Kind(), "key", j.locker.Key())
+	holder := a.lease.Holder()
+	log.Info("lease acquired; child started", "holder", holder, "pid", a.child.pid, "ttl", a.lease.TTL())
+	if an, ok := j.locker.(lease.Anchor); ok && a.anchored {
+		an.Started(ctx, a.lease)
+	}
+	started := time.Now()
+	end := r.supervise(ctx, a, log)
+	end.status.Started, end.status.Finished, end.status.Argv = started, time.Now(), j.argv
+	res := Result{Outcome: Ran, ExitCode: end.status.ExitCode, Signal: end.status.Signal, Holder: holder, PID: a.child.pid,
+		Runtime: end.status.Finished.Sub(started)}
+	finErr := r.settle(a, end)
+	switch {
+	case end.loss != nil:
+		log.Error("lease lost; job stopped", "err", end.loss, "child_status", res.ExitCode)
+		if finErr != nil {
+			log.Warn("could not settle the lost lease", "err", finErr)
+		}
+		res.Outcome, res.Cause = Lost, fmt.Errorf("%s %q: %w", j.locker.Kind(), j.locker.Key(), end.loss)
+		return res, nil
+	case finErr != nil && errors.Is(finErr, lease.ErrLost):
+		log.Error("child exited, but the lease was past its fencing deadline and is no longer ours", "status", res.ExitCode, "err", finErr)
+		res.Outcome, res.Cause = Lost, fmt.Errorf("%s %q: %w", j.locker.Kind(), j.locker.Key(), finErr)
+		return res, nil
+	case finErr != nil:
+		log.Error("child exited but the lease could not be settled", "status", res.ExitCode, "err", finErr)
+		return res, fmt.Errorf("settle %s %q after the child exited with %d: %w", j.locker.Kind(), j.locker.Key(), res.ExitCode, finErr)
+	}
+	log.Info("child exited; lease settled", "status", res.ExitCode, "duration", res.Runtime.Round(time.Millisecond))
+	return res, nil
+}

@@ -1,0 +1,90 @@
+package supervisor
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/leasewrap/leasewrap/internal/fault"
+	"github.com/leasewrap/leasewrap/lease"
+)
+
+// settleFloor is the least time a settle is given when the lease's expiry
+// has already passed: enough for a local check that it is still ours, not
+// enough for a hung file system to hold leasewrap.
+const settleFloor = time.Second
+
+// settle settles a lease whose job is over. Like a renewal, it is bounded
+// by the monotonic clock, not by its own good behaviour: Finish runs under
+// a context ending at the settle deadline and is abandoned (left to return
+// on its own) if it has not returned by then. The deadline is
+// FinishTimeout from now and, for a lease with a TTL, no later than the
+// lease's expiry (the last successful renewal's start + TTL; at least
+// settleFloor from now): past it the lease may be another's, and
+// leasewrap no longer waits for a release that changes nothing. A settle
+// abandoned at the expiry, or after a loss or past the fence, is a loss
+// (an error matching lease.ErrLost).
+func (r *runner) settle(a *acquired, end jobEnd) error {
+	if r.cfg.Subreaper {
+		reapOrphans()
+	}
+	res := end.status
+	res.Lost = end.loss != nil
+	now := time.Now()
+	deadline := now.Add(r.cfg.FinishTimeout)
+	atExpiry := false
+	if k := end.keeper; k != nil {
+		res.Fence = k.Fence()
+		res.PastFence = !res.Lost && k.PastFence()
+		if ttl := a.lease.TTL(); ttl > 0 {
+			exp := end.lastOK.Add(ttl)
+			if floor := now.Add(settleFloor); exp.Before(floor) {
+				exp = floor
+			}
+			if exp.Before(deadline) {
+				deadline, atExpiry = exp, true
+			}
+		}
+	}
+	fault.Point("supervisor.before-finish")
+	err := r.finish(a.lease, res, deadline)
+	if _, abandoned := err.(*settleTimeout); abandoned && (atExpiry || res.Lost || res.PastFence) {
+		err = fmt.Errorf("%w: %w", lease.ErrLost, err)
+	}
+	r.emit(Event{Type: EventFinished, Holder: a.lease.Holder(), PID: a.child.pid, Err: err})
+	return err
+}
+
+// settleTimeout reports a Finish abandoned at its deadline.
+type settleTimeout struct{ after time.Duration }
+
+func (e *settleTimeout) Error() string {
+	return fmt.Sprintf("settling the lease did not finish within %v; abandoned (it may be stuck in the kernel)", e.after.Round(time.Millisecond))
+}
+
+// finish calls ls.Finish(res) under a context ending at deadline and
+// returns its error, or a *settleTimeout if it has not returned by then.
+func (r *runner) finish(ls lease.Lease, res lease.Result, deadline time.Time) error {
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	done := make(chan error, 1) // buffered: an abandoned call never blocks
+	start := time.Now()
+	// Like the keeper's renewal call, this goroutine is an exception to
+	// "every goroutine is an actor": it may outlive the run by design,
+	// because a call stuck in the kernel cannot be interrupted and must
+	// not hold leasewrap past the deadline.
+	go func() { done <- ls.Finish(ctx, res) }()
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		select { // a result that arrived together with the deadline still counts
+		case err := <-done:
+			return err
+		default:
+			return &settleTimeout{after: time.Since(start)}
+		}
+	}
+}
