@@ -70,6 +70,12 @@ func TestMetricsFileCountsEveryOutcomeAcrossRuns(t *testing.T) {
 	run(0, "--", "true")
 	run(3, "--", "sh", "-c", "exit 3")
 	fams := readProm(t, mf)
+	// Acquired: it waited for part of the run only.
+	w, _ := promValue(fams, "leasewrap_last_wait_seconds", map[string]string{"key": "job"})
+	d, _ := promValue(fams, "leasewrap_last_run_duration_seconds", map[string]string{"key": "job"})
+	if w <= 0 || w >= d {
+		t.Errorf("ran: want 0 < wait < duration, have wait %v, duration %v", w, d)
+	}
 	labels := func(outcome string) map[string]string {
 		return map[string]string{"kind": "claim", "key": "job", "outcome": outcome}
 	}
@@ -90,6 +96,13 @@ func TestMetricsFileCountsEveryOutcomeAcrossRuns(t *testing.T) {
 	holder := startLW(t, env, "claim", "run", "job", "--root", root, "--", "sh", "-c", holdUntil(ready, gone))
 	waitFor(t, "holder's child", func() bool { return exists(ready) })
 	run(cli.ExitConflict, "--", "true")
+	// Never acquired: it waited for the whole run.
+	fams = readProm(t, mf)
+	w, _ = promValue(fams, "leasewrap_last_wait_seconds", labels(""))
+	d, _ = promValue(fams, "leasewrap_last_run_duration_seconds", labels(""))
+	if w != d || d <= 0 {
+		t.Errorf("conflict: want wait = duration > 0, have wait %v, duration %v", w, d)
+	}
 	os.WriteFile(gone, nil, 0o644)
 	if have := holder.wait(t); have != 0 {
 		t.Fatalf("holder: want 0, have %d\n%s", have, &holder.stderr)
