@@ -7,7 +7,6 @@ require (
 	github.com/gofrs/flock v0.13.2
 	github.com/lmittmann/tint v1.2.1
 	github.com/oklog/run v1.2.0
-	github.com/oklog/ulid/v2 v2.1.2
 	github.com/prometheus/client_model v0.6.2
 	github.com/prometheus/common v0.67.5
 	github.com/rogpeppe/go-internal v1.16.0

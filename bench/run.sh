@@ -8,6 +8,13 @@
 #   BENCH_QUICK=1 bench/run.sh   short run (about 3 minutes), same tables
 #   BENCH_N=400 bench/run.sh     more overhead rounds (others scale from it)
 #   BENCH_COMPARE=old/leasewrap bench/run.sh   start-up rounds also time an older build
+#   BENCH_SECTIONS=seeds BENCH_QUICK=1 bench/run.sh   one lwbench section only
+#                                (startup,seeds,overhead,...), no go test -bench
+#
+# The seeds section times every kind against its seed's own Rust code doing
+# the same protocol work: the interop harnesses' drivers (make harnesses),
+# rebuilt here with cargo --release. Without a Rust toolchain it is skipped
+# (and says so), except under CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,18 +31,41 @@ GO=${GO:-go}
 out=${BENCH_OUT:-bench/out}
 mkdir -p "$out"
 bin="$out/leasewrap"
-# The same build as `make build` (static: CGO_ENABLED=0).
+# The same build as `make build` (static: CGO_ENABLED=0), copied into
+# place like make build does: every measured binary is in the page cache
+# as an installed (copied) one is, not as the linker left it (≈ 1 ms
+# slower to start; see docs/PERFORMANCE.md, "Start-up").
 export CGO_ENABLED=0
-$GO build -trimpath -ldflags '-s -w' -o "$bin" ./cmd/leasewrap
+gobuild() { # OUT ARGS...
+  local o=$1; shift
+  $GO build -o "$o.link" "$@" && cp "$o.link" "$o" && rm -f "$o.link"
+}
+gobuild "$bin" -trimpath -ldflags '-s -w' ./cmd/leasewrap
 $GO build -o "$out/lwbench" ./bench/lwbench
 # Start-up baselines, static like leasewrap: an empty program, one that
 # only parses a two-verb kong model, one that only runs a child.
-$GO build -trimpath -ldflags '-s -w' -o "$out/empty" ./bench/startup/empty
-$GO build -trimpath -ldflags '-s -w' -o "$out/kong2" ./bench/startup/kong2
-$GO build -trimpath -ldflags '-s -w' -o "$out/gorun" ./bench/startup/gorun
+gobuild "$out/empty" -trimpath -ldflags '-s -w' ./bench/startup/empty
+gobuild "$out/kong2" -trimpath -ldflags '-s -w' ./bench/startup/kong2
+gobuild "$out/gorun" -trimpath -ldflags '-s -w' ./bench/startup/gorun
+
+# The seeds' drivers, release builds (the harnesses' own sources and offline
+# crate registry; see .ci/rust-harnesses.sh).
+seedargs=()
+if bash .ci/rust-harnesses.sh >&2; then
+  cargo=${CARGO:-$HOME/.cargo/bin/cargo}
+  for h in claim/testdata/claimcheck:claimrs reserve/testdata/reservecheck:reservers session/testdata/seedcheck:seedrs; do
+    d=lease/${h%%:*} name=${h##*:}
+    if [ -x "$cargo" ] && [ -f "$d/.cargo/config.toml" ] && (cd "$d" && "$cargo" build --release --quiet) >&2; then
+      seedargs+=(-"$name" "$d/target/release/$name")
+    fi
+  done
+fi
 
 n=${BENCH_N:-200}
-args=(-bin "$bin" -empty "$out/empty" -kong2 "$out/kong2" -gorun "$out/gorun" -n "$n")
+args=(-bin "$bin" -empty "$out/empty" -kong2 "$out/kong2" -gorun "$out/gorun" -n "$n" "${seedargs[@]}")
+if [ -n "${BENCH_SECTIONS:-}" ]; then
+  args+=(-sections "$BENCH_SECTIONS")
+fi
 benchtime=${BENCH_TIME:-2s}
 # BENCH_COMPARE=path/to/older/leasewrap: its run verbs are measured in the
 # same start-up rounds (a before/after the machine's drift cannot skew).
@@ -53,14 +83,16 @@ report="$out/report.md"
   echo
   echo "Commit $(git describe --always --dirty 2>/dev/null || echo unknown); $(nproc) CPUs; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'); kernel $(uname -r); $($GO version)."
   echo
-  echo "## In-process acquire/release (go test -bench, -benchmem)"
-  echo
-  echo '```'
-  $GO test -run '^$' -bench . -benchmem -benchtime "$benchtime" -count 1 \
-    ./lease/claim ./lease/reserve ./lease/session 2>&1 | grep -E '^(Benchmark|ok|FAIL|---)' || true
-  echo '```'
-  echo
-  bench/strace.sh "$bin"
+  if [ -z "${BENCH_SECTIONS:-}" ]; then
+    echo "## In-process acquire/release (go test -bench, -benchmem)"
+    echo
+    echo '```'
+    $GO test -run '^$' -bench . -benchmem -benchtime "$benchtime" -count 1 \
+      ./lease/claim ./lease/reserve ./lease/session 2>&1 | grep -E '^(Benchmark|ok|FAIL|---)' || true
+    echo '```'
+    echo
+    bench/strace.sh "$bin"
+  fi
   "$out/lwbench" "${args[@]}"
 } | tee "$report"
 echo "report: $report" >&2

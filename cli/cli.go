@@ -22,7 +22,7 @@ import (
 type Globals struct {
 	LogFormat string           `help:"Log format on stderr: auto (coloured text on a terminal, plain text otherwise), text or json." enum:"auto,text,json" default:"auto" env:"LEASEWRAP_LOG_FORMAT"`
 	LogLevel  string           `help:"Least severe level logged: debug, info, warn or error." enum:"debug,info,warn,error" default:"info" env:"LEASEWRAP_LOG_LEVEL"`
-	Quiet     bool             `short:"q" help:"Log only warnings and errors (same as --log-level=warn)."`
+	Quiet     bool             `short:"q" help:"Silent unless a person is needed (a crontab line): log only errors (as --log-level=error), print nothing when a run is skipped because the lease is held or --wait ran out (whatever --conflict-exit-code is), and only the supervisor's line when the lease is lost."`
 	Version   kong.VersionFlag `help:"Print the version and exit."`
 }
 

@@ -115,3 +115,19 @@ func UsageCode(kctx *kong.Context) int {
 	}
 	return ExitUsage
 }
+
+// quietSink is where ExitCode writes its final line about err: w, except
+// under -q for the outcomes a crontab line must stay silent about or has
+// already said. A run skipped because the lease is held, or was not
+// acquired within --wait, prints nothing (whatever --conflict-exit-code
+// is); a lost lease prints only the supervisor's own "lease lost" line.
+// Usage, internal and exec errors are still printed: they need a person.
+func quietSink(quiet bool, err error, w io.Writer) io.Writer {
+	if !quiet || err == nil {
+		return w
+	}
+	if errors.Is(err, lease.ErrHeld) || errors.Is(err, supervisor.ErrWaitTimeout) || errors.Is(err, lease.ErrLost) {
+		return io.Discard
+	}
+	return w
+}

@@ -25,8 +25,11 @@ func NewLogger(c *Globals, w io.Writer) *slog.Logger {
 	case "error":
 		level = slog.LevelError
 	}
-	if c.Quiet && level < slog.LevelWarn {
-		level = slog.LevelWarn
+	if c.Quiet && level < slog.LevelError {
+		// A crontab line: silent unless a person is needed. Warnings (a
+		// job's stragglers stopped, a relative root) are not worth a mail;
+		// the loss of a lease and failures are errors.
+		level = slog.LevelError
 	}
 	return slog.New(newHandler(resolveFormat(c.LogFormat, w), w, level))
 }

@@ -87,7 +87,7 @@ func Main(model any, g *Globals, description, version string, args []string, std
 		errOut = ErrorSink(g.LogFormat, stderr)
 		kctx.Bind(IO{Out: stdout, Err: errOut})
 		err := kctx.Run()
-		code = ExitCode(err, ErrorSink(g.LogFormat, stderr, verbAttrs(kctx)...))
+		code = ExitCode(err, quietSink(g.Quiet, err, ErrorSink(g.LogFormat, stderr, verbAttrs(kctx)...)))
 		finishObserving(kctx, start, err, code, logger) // --metrics-file
 	}()
 	return code

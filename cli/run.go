@@ -24,6 +24,7 @@ type RunFlags struct {
 	ConflictExitCode int           `help:"Exit code when the lease is held by another or not acquired within --wait." default:"75"`
 	Subreaper        bool          `help:"Reap orphaned descendants like tini, so the job's strays stay leasewrap's children (--no-subreaper to turn off; always on as PID 1)." default:"true" negatable:""`
 	LeaveStrays      bool          `help:"Settle the lease as soon as the child exits, leaving the rest of its process group running (unprotected by the lease)."`
+	Job              string        `help:"What holds the job together: cgroup (a cgroup v2 of its own: nothing it starts can leave it), pgroup (its process group: setsid leaves it) or auto (cgroup where one can be created, else pgroup)." enum:"auto,cgroup,pgroup" default:"auto"`
 	ObserveFlags     `embed:""`
 
 	line verbLine // the raw command line, for Check's messages (BeforeApply)
@@ -82,6 +83,7 @@ func (f *RunFlags) Config(l lease.Locker, logger *slog.Logger) supervisor.Config
 		RenewPeriod: f.RenewEvery,
 		Subreaper:   f.Subreaper,
 		LeaveStrays: f.LeaveStrays,
+		Job:         supervisor.JobMode(f.Job),
 		Logger:      logger,
 		ExitAfter:   true, // main exits with Run's outcome
 	}

@@ -11,6 +11,23 @@ cd "$SCRATCH"
 export FNO_EVENTS_PATH="$SCRATCH/events.jsonl" ORCHESTRATECTL_HOME="$SCRATCH/orch"
 say() { printf '\n== %s\n' "$*"; }
 
+say "flock: the lock flock(1) takes; a job holds it for 2s, flock(1) and a second wrapper are refused, a third waits"
+"$LW" flock run "$SCRATCH/nightly.lock" -- sh -c "$CHILD; sleep 2" &
+holder=$!
+sleep 0.3
+set +e
+flock -n "$SCRATCH/nightly.lock" echo "never printed"
+echo "flock(1) -n exited $? (1 = held, flock(1)'s code)"
+"$LW" flock run "$SCRATCH/nightly.lock" -- echo "never printed"
+echo "second wrapper exited $? (75 = held by another)"
+out=$("$LW" -q flock run "$SCRATCH/nightly.lock" -- echo "never printed" 2>&1)
+echo "with -q (a crontab line): exited $?, printed ${#out} bytes"
+"$LW" flock run "$SCRATCH/nightly.lock" --wait 10s -- echo "third flock wrapper ran after the holder exited"
+set -e
+wait $holder
+flock -n "$SCRATCH/nightly.lock" echo "flock(1) -n got the lock once every wrapper was done"
+# --- metrics file: a flock run with --metrics-file and the file it wrote go here ---
+
 say "claim: a job holds build:nightly for 2s; a second wrapper is refused (75), a third waits"
 "$LW" claim run build:nightly --root "$SCRATCH" -- sh -c "$CHILD; sleep 2" &
 holder=$!

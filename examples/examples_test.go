@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -61,7 +62,9 @@ func TestDemo(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("demo exited %d:\n%s", code, out)
 	}
-	for _, want := range []string{"second wrapper exited 75", "third wrapper ran after the holder exited", `{"key":"build:nightly","state":"free"}`,
+	for _, want := range []string{"flock(1) -n exited 1", "with -q (a crontab line): exited 75, printed 0 bytes",
+		"third flock wrapper ran after the holder exited", "flock(1) -n got the lock once every wrapper was done",
+		"child.sh: holding flock", "second wrapper exited 75", "third wrapper ran after the holder exited", `{"key":"build:nightly","state":"free"}`,
 		"retry exited 0 (replayed)", "fd 3 is locked", "done: every lease was settled",
 		`leasewrap_runs_total{kind="claim",key="metrics:demo",outcome="ran"} 2`, `leasewrap_last_exit_code{kind="claim",key="metrics:demo"} 3`} {
 		if !strings.Contains(out, want) {
@@ -94,30 +97,185 @@ func crontabCommands(t *testing.T) []string {
 	return cmds
 }
 
-func TestCrontab(t *testing.T) {
-	cmds := crontabCommands(t)
-	if len(cmds) != 2 {
-		t.Fatalf("want 2 crontab entries, have %d", len(cmds))
+// cronEnv is the environment cron gives a job (Debian's cron: PATH,
+// HOME, SHELL, LOGNAME), with leasewrap's directory first on PATH as an
+// installed leasewrap would be (/usr/bin).
+func cronEnv(home string) []string {
+	return []string{"PATH=" + binDir + ":/usr/bin:/bin", "HOME=" + home, "SHELL=/bin/sh", "LOGNAME=" + os.Getenv("USER")}
+}
+
+// cronFire runs line as cron runs it: sh -c LINE in HOME, with stdin from
+// /dev/null, in a session of its own (no controlling terminal), in cron's
+// environment. It returns the exit status and everything printed, which is
+// what cron would mail.
+func cronFire(line, home string) *exec.Cmd {
+	cmd := exec.Command("/bin/sh", "-c", line)
+	cmd.Dir = home
+	cmd.Env = cronEnv(home)
+	cmd.Stdin = nil // /dev/null
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	return cmd
+}
+
+// cronRun fires line and waits (at most 30 s).
+func cronRun(t *testing.T, line, home string) (int, string) {
+	t.Helper()
+	cmd := cronFire(line, home)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
-	scratch, vars := env(t)
-	witness := filepath.Join(scratch, "ran")
+	return cronWait(t, cmd, &out)
+}
+
+func cronWait(t *testing.T, cmd *exec.Cmd, out *strings.Builder) (int, string) {
+	t.Helper()
+	timer := time.AfterFunc(30*time.Second, func() { cmd.Process.Kill() })
+	defer timer.Stop()
+	cmd.Wait()
+	return cmd.ProcessState.ExitCode(), out.String()
+}
+
+// cronScratch makes the scratch machine a crontab line runs on: a home,
+// the directories the lines name, fake jobs that record each run in a
+// witness file and, while BLOCK exists, say READY and hold until GONE.
+type cronScratch struct {
+	home, witness, block, ready, gone string
+	r                                 *strings.Replacer
+}
+
+func newCronScratch(t *testing.T) *cronScratch {
+	home := t.TempDir()
+	s := &cronScratch{home: home, witness: filepath.Join(home, "ran"), block: filepath.Join(home, "BLOCK"),
+		ready: filepath.Join(home, "READY"), gone: filepath.Join(home, "GONE")}
 	fake := func(name string) string {
-		p := filepath.Join(scratch, name)
-		os.WriteFile(p, []byte("#!/bin/sh\necho "+name+" >> "+witness+"\n"), 0o755)
+		p := filepath.Join(home, name)
+		script := "#!/bin/sh\necho " + name + " >> " + s.witness + "\n" +
+			"if [ -e " + s.block + " ]; then touch " + s.ready + "; while [ ! -e " + s.gone + " ] && [ -d " + home + " ]; do sleep 0.02; done; fi\n"
+		os.WriteFile(p, []byte(script), 0o755)
 		return p
 	}
-	r := strings.NewReplacer("/var/lib/jobs", scratch, "/var/lib/orchestratectl", filepath.Join(scratch, "orch"),
+	for _, d := range []string{"lock", "jobs", "orch"} {
+		os.Mkdir(filepath.Join(home, d), 0o755)
+	}
+	s.r = strings.NewReplacer("/var/lock", filepath.Join(home, "lock"), "/var/lib/jobs", filepath.Join(home, "jobs"),
+		"/var/lib/orchestratectl", filepath.Join(home, "orch"),
 		"/usr/local/bin/sync-data", fake("sync-data"), "/usr/local/bin/export-day", fake("export-day"))
+	return s
+}
+
+func (s *cronScratch) runs() int {
+	b, _ := os.ReadFile(s.witness)
+	return strings.Count(string(b), "\n")
+}
+
+func (s *cronScratch) waitReady(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, err := os.Stat(s.ready); err != nil; _, err = os.Stat(s.ready) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first fire's job never started")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestCrontab runs every crontab line as cron would. Each line is silent
+// when its job succeeds and when a fire is skipped because the previous
+// one still runs (exit 75); the job runs once per fire it was not skipped,
+// and a reservation's later fire replays, silently.
+func TestCrontab(t *testing.T) {
+	cmds := crontabCommands(t)
+	if len(cmds) != 3 {
+		t.Fatalf("want 3 crontab entries, have %d", len(cmds))
+	}
 	for _, c := range cmds {
-		for fire := 0; fire < 2; fire++ {
-			if code, out := run(t, vars, "sh", "-c", r.Replace(c)); code != 0 {
-				t.Fatalf("%s (fire %d): exited %d\n%s", c, fire, code, out)
+		t.Run(strings.Fields(c)[2], func(t *testing.T) {
+			s := newCronScratch(t)
+			line := s.r.Replace(c)
+			os.WriteFile(s.block, nil, 0o644)
+			first := cronFire(line, s.home)
+			var firstOut strings.Builder
+			first.Stdout, first.Stderr = &firstOut, &firstOut
+			if err := first.Start(); err != nil {
+				t.Fatal(err)
 			}
+			s.waitReady(t)
+			code, out := cronRun(t, line, s.home)
+			if code != 75 || out != "" {
+				t.Fatalf("%s\noverlapping fire: want 75 and silence, have %d:\n%s", line, code, out)
+			}
+			if n := s.runs(); n != 1 {
+				t.Fatalf("%s\nthe job ran %d times while the first fire still ran", line, n)
+			}
+			os.WriteFile(s.gone, nil, 0o644)
+			if code, out := cronWait(t, first, &firstOut); code != 0 || out != "" {
+				t.Fatalf("%s\nfirst fire: want 0 and silence, have %d:\n%s", line, code, out)
+			}
+			os.Remove(s.block)
+			if code, out := cronRun(t, line, s.home); code != 0 || out != "" {
+				t.Fatalf("%s\nlater fire: want 0 and silence, have %d:\n%s", line, code, out)
+			}
+			want := 2
+			if strings.Contains(line, "reserve run") {
+				want = 1 // replayed
+			}
+			if n := s.runs(); n != want {
+				t.Fatalf("%s\nwant the job run %d times, have %d", line, want, n)
+			}
+		})
+	}
+}
+
+// TestCrontabLossPrintsOneLine: a claim line whose claim is removed while
+// its job runs prints exactly one line (cron mails it) and exits 76. The
+// renewal period is shortened so the loss is seen at once.
+func TestCrontabLossPrintsOneLine(t *testing.T) {
+	for _, c := range crontabCommands(t) {
+		if !strings.Contains(c, "claim run") {
+			continue
+		}
+		s := newCronScratch(t)
+		line := strings.Replace(s.r.Replace(c), " -- ", " --renew-every 100ms -- ", 1)
+		os.WriteFile(s.block, nil, 0o644)
+		cmd := cronFire(line, s.home)
+		var out strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		s.waitReady(t)
+		claims, _ := filepath.Glob(filepath.Join(s.home, "jobs", ".fno", "claims", "*.lock"))
+		if len(claims) != 1 {
+			t.Fatalf("want one claim file, have %v", claims)
+		}
+		os.Remove(claims[0])
+		code, text := cronWait(t, cmd, &out)
+		if code != 76 || strings.Count(text, "\n") != 1 || !strings.Contains(text, "lost") {
+			t.Fatalf("%s\nwant 76 and one line about the loss, have %d:\n%s", line, code, text)
 		}
 	}
-	b, _ := os.ReadFile(witness)
-	if got, want := string(b), "sync-data\nsync-data\nexport-day\n"; got != want {
-		t.Fatalf("want sync twice and the export once per date, have %q", got)
+}
+
+// TestCrontabStragglersAreSilent: under -q a job that succeeds but leaves
+// a process behind (stopped by leasewrap, with a warning without -q)
+// prints nothing.
+func TestCrontabStragglersAreSilent(t *testing.T) {
+	s := newCronScratch(t)
+	code, out := cronRun(t, "leasewrap -q flock run "+filepath.Join(s.home, "x.lock")+" --kill-grace 1s -- sh -c 'sleep 30 & exit 0'", s.home)
+	if code != 0 || out != "" {
+		t.Fatalf("want 0 and silence, have %d:\n%s", code, out)
+	}
+}
+
+// TestCrontabMistakesAreNotSilent: -q keeps a usage error's line (cron
+// mails it: someone must fix the crontab).
+func TestCrontabMistakesAreNotSilent(t *testing.T) {
+	s := newCronScratch(t)
+	code, out := cronRun(t, "leasewrap -q flock run "+filepath.Join(s.home, "no", "dir", "x.lock")+" -- true", s.home)
+	if code != 64 || strings.Count(out, "\n") != 1 || !strings.Contains(out, filepath.Join(s.home, "no", "dir")) {
+		t.Fatalf("want 64 and one line naming the missing directory, have %d:\n%s", code, out)
 	}
 }
 
@@ -164,6 +322,7 @@ func TestChildrenUnderEveryKind(t *testing.T) {
 		scratch, vars := env(t)
 		kinds := map[string][]string{
 			"claim":       {"claim", "run", "build:nightly", "--root", scratch},
+			"flock":       {"flock", "run", filepath.Join(scratch, "nightly.lock")},
 			"reservation": {"reserve", "run", "export-2026-11-29"},
 			"session":     {"session", "run", "5f0c6d4e-3b1a-4f59-9b8e-0d7f2a9c1e42", "--root", filepath.Join(scratch, "bcode"), "--epoch", "6"},
 		}
@@ -181,5 +340,35 @@ func TestChildrenUnderEveryKind(t *testing.T) {
 		if code, out := run(t, vars, abs); code != 2 {
 			t.Fatalf("%s alone: want 2 (refuses to run unprotected), have %d:\n%s", child, code, out)
 		}
+	}
+}
+
+// cronTime matches the five time fields of a crontab line.
+var cronTime = regexp.MustCompile(`^([0-9*/,-]+ ){4}[0-9*/,-]+$`)
+
+// TestReadmeCrontabLinesAreTested: every crontab line the README shows is
+// one of examples/cron/crontab's, which TestCrontab runs as cron does.
+func TestReadmeCrontabLinesAreTested(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tested := map[string]bool{}
+	f, _ := os.ReadFile("cron/crontab")
+	for _, l := range strings.Split(string(f), "\n") {
+		tested[strings.TrimSpace(l)] = true
+	}
+	n := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		l = strings.TrimSpace(l)
+		if fs := strings.Fields(l); len(fs) > 5 && fs[5] == "leasewrap" && cronTime.MatchString(strings.Join(fs[:5], " ")) {
+			n++
+			if !tested[l] {
+				t.Errorf("README's crontab line is not in examples/cron/crontab (so no test runs it):\n%s", l)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("found no crontab line in the README")
 	}
 }

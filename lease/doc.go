@@ -32,8 +32,8 @@
 //	                                           key deleted
 //	once (etcd)  Queuer               yes      session expiry,    no          yes
 //	                                           record deleted
-//	flock        Notifier             0        nil                yes         no (inherited flock)
-//	kube         Queuer or Notifier   yes      watch              no          yes
+//	flock        (its package says)   0        nil                yes         no (inherited flock)
+//	kube         (its package says)   yes      watch              no          yes
 //
 // (flock: a plain exclusive flock(2) on a path, the descriptor inherited;
 // kube: a Kubernetes Lease object, renewed, its loss seen by a watch.)
@@ -42,8 +42,9 @@
 // is handed over to the command by a function the session verb supplies
 // (supervisor.Step.Handover).
 //
-// Each local kind lives in its own sub-package (lease/claim, lease/reserve,
-// lease/session) and is a wire-exact peer of an existing on-disk protocol.
+// Each local kind lives in its own sub-package: lease/claim, lease/reserve
+// and lease/session are wire-exact peers of existing on-disk protocols;
+// lease/flock takes the lock flock(1) takes.
 //
 // What is NOT guaranteed: every local kind relies on advisory locks
 // (flock(2), link(2)/rename(2) atomicity) and on liveness rules that hold on

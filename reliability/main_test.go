@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -24,6 +25,12 @@ const (
 	childIDEnv   = "RELIABILITY_CHILD_ID"   // id written into the log
 	childHoldEnv = "RELIABILITY_CHILD_HOLD" // how long to hold (Go duration)
 	childExitEnv = "RELIABILITY_CHILD_EXIT" // exit code
+	// childEscapeEnv=1: the witness first starts an escapee, a process
+	// that leaves the job's process group (setsid), ignores SIGTERM and
+	// appends "beat ID NS" to escapeeEnv's log every 5 ms for up to 3 s:
+	// while it beats, the job is not over.
+	childEscapeEnv = "RELIABILITY_CHILD_ESCAPE"
+	escapeeEnv     = "RELIABILITY_ESCAPEE"
 )
 
 // lwBin is leasewrap built with -tags leasewrap_faults; selfBin is this
@@ -31,6 +38,9 @@ const (
 var lwBin, selfBin string
 
 func TestMain(m *testing.M) {
+	if log := os.Getenv(escapeeEnv); log != "" {
+		os.Exit(runEscapee(log))
+	}
 	if log := os.Getenv(childEnv); log != "" {
 		os.Exit(runChild(log))
 	}
@@ -83,12 +93,31 @@ func runChild(log string) int {
 	id := os.Getenv(childIDEnv)
 	fds := openFDs()
 	appendLine(log, fmt.Sprintf("start %s %d fds=%s pid=%d wall=%d", id, monoNs(), strings.Join(fds, ","), os.Getpid(), time.Now().UnixNano()))
+	if os.Getenv(childEscapeEnv) == "1" {
+		esc := exec.Command(os.Args[0])
+		esc.Env = append(os.Environ(), escapeeEnv+"="+log)
+		esc.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := esc.Start(); err != nil {
+			return 111
+		}
+		esc.Process.Release()
+	}
 	if d, err := time.ParseDuration(os.Getenv(childHoldEnv)); err == nil {
 		time.Sleep(d)
 	}
 	appendLine(log, fmt.Sprintf("stop %s %d", id, monoNs()))
 	code, _ := strconv.Atoi(os.Getenv(childExitEnv))
 	return code
+}
+
+// runEscapee is the witness's escapee (see childEscapeEnv).
+func runEscapee(log string) int {
+	signal.Ignore(syscall.SIGTERM)
+	id := os.Getenv(childIDEnv)
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		appendLine(log, fmt.Sprintf("beat %s %d", id, monoNs()))
+	}
+	return 0
 }
 
 // openFDs lists the descriptors this process inherited: those without
@@ -130,6 +159,7 @@ type env struct {
 	dir     string
 	witness string
 	extra   []string
+	strict  bool // the storm's strict job form (strictJobs)
 }
 
 func newEnv(t *testing.T) *env {

@@ -10,10 +10,12 @@ import (
 )
 
 // span is one child's hold, from its witness lines. end is 0 while it has
-// no stop line (killed): killedAt then bounds it.
+// no stop line (killed): killedAt then bounds it. beat is the last beat of
+// the child's escapee (childEscapeEnv), part of the same job.
 type span struct {
 	id         string
 	start, end int64
+	beat       int64
 	fds        []string
 	pid        int
 	wall       int64 // wall-clock start, ns
@@ -68,13 +70,16 @@ func readWitness(t *testing.T, path string) map[string]*span {
 			}
 		case "stop":
 			s.end = ns
+		case "beat":
+			s.beat = max(s.beat, ns)
 		}
 	}
 	return spans
 }
 
 // checkNoOverlap proves that no two holds overlapped: sorted by start,
-// each starts after the previous one stopped. A span without a stop line
+// each starts after the previous one stopped (its escapee's last beat
+// included: the job is everything it started). A span without a stop line
 // ends at killedAt[id] (a time taken before the kill was sent, so the
 // bound is sound), else it is an open hold and any later start overlaps.
 func checkNoOverlap(spans map[string]*span, killedAt map[string]int64) error {
@@ -91,6 +96,9 @@ func checkNoOverlap(spans map[string]*span, killedAt map[string]int64) error {
 		end := prev.end
 		if end == 0 {
 			end = killedAt[prev.id]
+		}
+		if end != 0 && prev.beat > end {
+			end = prev.beat
 		}
 		if end == 0 || cur.start <= end {
 			return fmt.Errorf("two holders at once: %s held [%d, %d] and %s started at %d", prev.id, prev.start, end, cur.id, cur.start)
@@ -131,6 +139,10 @@ func TestWitnessCheckerCatchesOverlap(t *testing.T) {
 	}
 	if err := checkNoOverlap(spans, map[string]int64{"a": 20}); err != nil {
 		t.Fatalf("want a killed hold bounded by its kill time, have %v", err)
+	}
+	spans["a"].end, spans["a"].beat = 20, 22
+	if checkNoOverlap(spans, nil) == nil {
+		t.Fatal("want an escapee beating at 22 to overlap a start at 21")
 	}
 	if checkFDs(map[string]*span{"a": {id: "a", fds: []string{"0", "1", "2", "5"}}}, true) == nil {
 		t.Fatal("want fd 5 reported as leaked")

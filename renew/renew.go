@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/ctxsleep"
 )
 
 // ErrFenced reports that no renewal succeeded before the self-fencing
@@ -27,7 +29,8 @@ type Config struct {
 	// Period between renewals; 0 means TTL/3 (or 5 s when TTL is 0).
 	Period time.Duration
 	// Jitter is the fraction of Period by which each wait is shortened at
-	// random, so many wrappers do not renew in lockstep. Default 0.1.
+	// random, so many wrappers do not renew in lockstep: 0 means none, a
+	// value in (0, 1) that fraction, and a negative value DefaultJitter.
 	Jitter float64
 	// Grace is the time the caller needs to stop its work after the lease
 	// is lost (the child's kill grace). Fencing happens Grace+Margin before
@@ -47,10 +50,29 @@ type Config struct {
 	// It must not block.
 	OnRenew func(started time.Time, took time.Duration, err error)
 
-	now   func() time.Time // monotonic readings; tests replace it
-	sleep func(ctx context.Context, d time.Duration) error
-	after func(d time.Duration) <-chan time.Time
+	clock clock // nil: the real clock; tests replace it
 }
+
+// DefaultJitter is the Jitter a negative Config.Jitter stands for.
+const DefaultJitter = 0.1
+
+// clock is the keeper's time source, the part of client-go's clock.Clock
+// it uses; tests replace it with a fake that moves only when the keeper
+// sleeps. Readings are monotonic.
+type clock interface {
+	Now() time.Time
+	// Sleep waits d or until ctx ends, returning ctx.Err() then.
+	Sleep(ctx context.Context, d time.Duration) error
+	// After delivers once d has passed.
+	After(d time.Duration) <-chan time.Time
+}
+
+// realClock is the clock of a running keeper.
+type realClock struct{}
+
+func (realClock) Now() time.Time                                   { return time.Now() }
+func (realClock) Sleep(ctx context.Context, d time.Duration) error { return ctxsleep.Sleep(ctx, d) }
+func (realClock) After(d time.Duration) <-chan time.Time           { return time.After(d) }
 
 // checkPeriod is how often a lease without a TTL is checked by default.
 const checkPeriod = 5 * time.Second
@@ -63,8 +85,8 @@ func (c Config) withDefaults() Config {
 			c.Period = c.TTL / 3
 		}
 	}
-	if c.Jitter == 0 {
-		c.Jitter = 0.1
+	if c.Jitter < 0 {
+		c.Jitter = DefaultJitter
 	}
 	if c.Margin == 0 && c.TTL > 0 {
 		c.Margin = max(time.Second, c.TTL/20)
@@ -78,14 +100,8 @@ func (c Config) withDefaults() Config {
 	if c.Permanent == nil {
 		c.Permanent = func(error) bool { return false }
 	}
-	if c.now == nil {
-		c.now = time.Now
-	}
-	if c.sleep == nil {
-		c.sleep = sleepCtx
-	}
-	if c.after == nil {
-		c.after = time.After
+	if c.clock == nil {
+		c.clock = realClock{}
 	}
 	return c
 }
@@ -98,8 +114,8 @@ func (c Config) Validate() error {
 	if c.TTL < 0 || c.Period < 0 || c.Grace < 0 || c.Margin < 0 || c.Timeout < 0 {
 		return errors.New("renew: durations must not be negative")
 	}
-	if c.Jitter < 0 || c.Jitter >= 1 {
-		return fmt.Errorf("renew: jitter %v must be in [0, 1)", c.Jitter)
+	if c.Jitter >= 1 {
+		return fmt.Errorf("renew: jitter %v must be less than 1 (0 for none, negative for the default %v)", c.Jitter, DefaultJitter)
 	}
 	d := c.withDefaults()
 	if c.TTL == 0 {
@@ -144,7 +160,7 @@ func (k *Keeper) Fence() time.Time { return *k.fence.Load() }
 // PastFence reports whether the fencing deadline has passed.
 func (k *Keeper) PastFence() bool {
 	f := k.Fence()
-	return !f.IsZero() && !k.c.now().Before(f)
+	return !f.IsZero() && !k.c.clock.Now().Before(f)
 }
 
 func (k *Keeper) setFence(lastOK time.Time) {
@@ -172,18 +188,18 @@ func (k *Keeper) Run(ctx context.Context) error {
 		}
 		fence := k.Fence()
 		if !fence.IsZero() {
-			if untilFence := fence.Sub(c.now()); untilFence < wait {
+			if untilFence := fence.Sub(c.clock.Now()); untilFence < wait {
 				wait = max(untilFence, 0)
 			}
 		}
-		if err := c.sleep(ctx, wait); err != nil {
+		if err := c.clock.Sleep(ctx, wait); err != nil {
 			return nil
 		}
 		if k.PastFence() {
 			c.Logger.Error("lease not renewed in time; fencing", "ttl", c.TTL)
 			return ErrFenced
 		}
-		started := c.now()
+		started := c.clock.Now()
 		err, fenced := k.attempt(ctx, started)
 		if err == nil && !fenced {
 			k.setFence(started)
@@ -192,7 +208,7 @@ func (k *Keeper) Run(ctx context.Context) error {
 			err = ErrFenced
 		}
 		if c.OnRenew != nil && (err == nil || ctx.Err() == nil) {
-			c.OnRenew(started, c.now().Sub(started), err)
+			c.OnRenew(started, c.clock.Now().Sub(started), err)
 		}
 		switch {
 		case fenced:
@@ -229,7 +245,7 @@ func (k *Keeper) attempt(ctx context.Context, started time.Time) (err error, fen
 	go func() { done <- c.Renew(rctx) }()
 	var fenceC <-chan time.Time // nil (never) for a lease without TTL
 	if !fence.IsZero() {
-		fenceC = c.after(fence.Sub(c.now()))
+		fenceC = c.clock.After(fence.Sub(c.clock.Now()))
 	}
 	select {
 	case err := <-done:
@@ -267,15 +283,4 @@ func (c Config) jittered(d time.Duration) time.Duration {
 		return d
 	}
 	return d - time.Duration(rand.Float64()*c.Jitter*float64(d))
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

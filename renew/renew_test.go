@@ -11,8 +11,12 @@ import (
 // fakeClock is a monotonic clock that only moves when the keeper sleeps.
 type fakeClock struct{ t time.Time }
 
-func (f *fakeClock) now() time.Time { return f.t }
-func (f *fakeClock) sleep(ctx context.Context, d time.Duration) error {
+func (f *fakeClock) Now() time.Time { return f.t }
+
+// After never fires: Renew returns at once in these tests.
+func (f *fakeClock) After(time.Duration) <-chan time.Time { return nil }
+
+func (f *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -21,8 +25,7 @@ func (f *fakeClock) sleep(ctx context.Context, d time.Duration) error {
 }
 
 func withClock(c Config, f *fakeClock) Config {
-	c.now, c.sleep = f.now, f.sleep
-	c.after = func(time.Duration) <-chan time.Time { return nil } // Renew returns at once here
+	c.clock = f
 	return c
 }
 
@@ -65,13 +68,13 @@ func TestRenewsOnPeriodUntilCancelled(t *testing.T) {
 	var at []time.Time
 	cfg := withClock(Config{TTL: 90 * time.Second, Grace: 10 * time.Second, Jitter: 0.0001,
 		Renew: func(context.Context) error {
-			at = append(at, clk.now())
+			at = append(at, clk.Now())
 			if len(at) == 5 {
 				cancel()
 			}
 			return nil
 		}}, clk)
-	if err := Run(ctx, cfg, clk.now()); err != nil {
+	if err := Run(ctx, cfg, clk.Now()); err != nil {
 		t.Fatalf("want nil after cancel, have %v", err)
 	}
 	if len(at) != 5 {
@@ -84,11 +87,59 @@ func TestRenewsOnPeriodUntilCancelled(t *testing.T) {
 	}
 }
 
+// renewalGaps runs a keeper with jitter j on a fake clock for n renewals
+// and returns the gaps between them.
+func renewalGaps(t *testing.T, j float64, n int) []time.Duration {
+	t.Helper()
+	clk := &fakeClock{t: time.Unix(1000, 0)}
+	ctx, cancel := context.WithCancel(context.Background())
+	var at []time.Time
+	cfg := withClock(Config{TTL: 90 * time.Second, Grace: 10 * time.Second, Jitter: j,
+		Renew: func(context.Context) error {
+			if at = append(at, clk.Now()); len(at) == n {
+				cancel()
+			}
+			return nil
+		}}, clk)
+	if err := Run(ctx, cfg, clk.Now()); err != nil {
+		t.Fatalf("jitter %v: want nil after cancel, have %v", j, err)
+	}
+	var gaps []time.Duration
+	for i := 1; i < len(at); i++ {
+		gaps = append(gaps, at[i].Sub(at[i-1]))
+	}
+	return gaps
+}
+
+func TestJitterZeroMeansNoneAndNegativeMeansDefault(t *testing.T) {
+	for _, g := range renewalGaps(t, 0, 20) {
+		if g != 30*time.Second {
+			t.Fatalf("jitter 0: want every gap exactly TTL/3 = 30s, have %v", g)
+		}
+	}
+	// DefaultJitter (0.1) shortens each wait by up to 3 s at random: every
+	// gap lies in [27 s, 30 s], and 20 random draws are not all equal.
+	gaps := renewalGaps(t, -1, 21)
+	distinct := map[time.Duration]bool{}
+	for _, g := range gaps {
+		if g < 27*time.Second || g > 30*time.Second {
+			t.Fatalf("negative jitter (default %v): want gaps in [27s, 30s], have %v", DefaultJitter, g)
+		}
+		distinct[g] = true
+	}
+	if len(distinct) < 2 {
+		t.Fatalf("negative jitter (default %v): want jittered gaps, have %d identical ones (%v)", DefaultJitter, len(gaps), gaps[0])
+	}
+	if err := (Config{Renew: func(context.Context) error { return nil }, Jitter: -1}).Validate(); err != nil {
+		t.Fatalf("a negative jitter (the default) must be valid: %v", err)
+	}
+}
+
 func TestPermanentErrorIsReturned(t *testing.T) {
 	clk := &fakeClock{t: time.Unix(1000, 0)}
 	cfg := withClock(Config{TTL: time.Minute, Renew: func(context.Context) error { return errGone },
 		Permanent: func(err error) bool { return errors.Is(err, errGone) }}, clk)
-	if err := Run(context.Background(), cfg, clk.now()); !errors.Is(err, errGone) {
+	if err := Run(context.Background(), cfg, clk.Now()); !errors.Is(err, errGone) {
 		t.Fatalf("want errGone, have %v", err)
 	}
 }
@@ -103,7 +154,7 @@ func TestTransientErrorsAreRetriedThenFenceBeforeExpiry(t *testing.T) {
 	if !errors.Is(err, ErrFenced) {
 		t.Fatalf("want ErrFenced, have %v", err)
 	}
-	if fencedAt, want := clk.now().Sub(start), 45*time.Second; fencedAt != want {
+	if fencedAt, want := clk.Now().Sub(start), 45*time.Second; fencedAt != want {
 		t.Fatalf("want fencing at TTL-grace-margin = %v after acquiring, have %v", want, fencedAt)
 	}
 	if calls < 3 {
@@ -119,7 +170,7 @@ func TestSuccessAfterTransientFailureMovesTheFence(t *testing.T) {
 	cfg := withClock(Config{TTL: time.Minute, Grace: 10 * time.Second, Margin: 5 * time.Second,
 		Renew: func(context.Context) error {
 			calls++
-			if clk.now().Sub(start) > 3*time.Minute {
+			if clk.Now().Sub(start) > 3*time.Minute {
 				cancel()
 			}
 			if calls%2 == 0 {

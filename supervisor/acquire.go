@@ -242,6 +242,9 @@ func (r *runner) attempt(ctx context.Context, j *job) (*acquired, error) {
 	if err != nil {
 		return nil, err
 	}
+	if j.hold != nil {
+		j.hold.started(ch)
+	}
 	fault.Point("supervisor.after-start-before-anchor")
 	at := time.Now()
 	ls, err := an.AcquireAnchored(ctx, ch.pid)
@@ -298,10 +301,10 @@ func (r *runner) startUnder(j *job, ls lease.Lease, at time.Time) (*acquired, er
 	if lease.DiesWithLeasewrap(ls, false) {
 		var exe string
 		if exe, err = r.helperExe("job guard"); err == nil {
-			ch, err = startTethered(cmd, exe)
+			ch, err = startTethered(cmd, exe, j.hold)
 		}
-	} else {
-		ch, err = startPlain(cmd)
+	} else if ch, err = startPlain(cmd); err == nil && j.hold != nil {
+		j.hold.started(ch)
 	}
 	if err != nil {
 		r.undo(j, ls, err)

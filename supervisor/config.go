@@ -68,6 +68,8 @@ type Config struct {
 	// settled only once the group is empty, and the child's leftovers get
 	// SIGTERM, then SIGKILL after KillGrace.
 	LeaveStrays bool
+	// Job chooses what holds the job together (JobAuto when empty).
+	Job JobMode
 	// Pre, if set, runs first: its command runs under its own lease (for
 	// example a migration under a session's maintenance guard), supervised
 	// like the main command. Only if it exits 0 does the main command run,
@@ -96,6 +98,9 @@ type Config struct {
 	// large binary (one that links the etcd client) may name a small one
 	// beside it that also calls Gate, so that each guard costs less memory.
 	HelperExe string
+
+	// cgroupParent, if set, replaces cgroup.Parent (a test seam).
+	cgroupParent func() (string, error)
 }
 
 // Step is a command that runs under its own lease before the main one.
@@ -127,6 +132,9 @@ func (c Config) Validate() error {
 	if c.Wait < 0 || c.KillGrace < 0 || c.RenewPeriod < 0 || c.FinishTimeout < 0 {
 		return errors.New("supervisor: durations must not be negative")
 	}
+	if err := c.Job.check(); err != nil {
+		return err
+	}
 	switch c.Anchor {
 	case "", AnchorAuto, AnchorPtrace, AnchorGate:
 	default:
@@ -147,6 +155,7 @@ func (c Config) renewConfig(ttl time.Duration, renewFn func(context.Context) err
 	return renew.Config{
 		TTL:       ttl,
 		Period:    c.RenewPeriod,
+		Jitter:    renew.DefaultJitter, // 0 would mean none since renew's clock seam
 		Grace:     c.KillGrace,
 		Logger:    c.Logger,
 		Permanent: func(err error) bool { return errors.Is(err, lease.ErrLost) },

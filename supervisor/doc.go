@@ -24,16 +24,21 @@
 // signals to forward, the lease's loss (the keeper's error, which ends the
 // loop's context with the loss as its cause, and the lease's own
 // Lease.Done) and the kill timer. Losing the lease stops the job: SIGTERM
-// to the job's process group, SIGKILL after the kill grace (at once with a
-// grace of 0). Three goroutines are not actors, by design: a renewal and a
+// to every process of the job, SIGKILL after the kill grace (at once with
+// a grace of 0). Three goroutines are not actors, by design: a renewal and a
 // settle the deadline abandoned (either may be stuck in the kernel), and
 // the thread holder of the child of a lease that dies with leasewrap
 // (Pdeathsig).
 //
-// The job is the child's process group. The lease is settled only once no
-// live member of the group is left: leftovers of a child that exited get
-// SIGTERM, then SIGKILL after the kill grace (Config.LeaveStrays opts out).
-// One log line names them: how many, and the first few.
+// The job (Config.Job, jobform_linux.go) is a cgroup v2 of its own where
+// one can be created (the child is born in it with CLONE_INTO_CGROUP;
+// setsid and double forks stay in it; SIGKILL is cgroup.kill), else the
+// child's process group. The lease is settled only once no live member of
+// the job is left: leftovers of a child that exited get SIGTERM, then
+// SIGKILL after the kill grace (Config.LeaveStrays opts out). One log line
+// names them: how many, and the first few. A nested supervisor joins an
+// outer process-group job (JobEnv) and nests its cgroup in an outer
+// cgroup job.
 //
 // Fencing. A child that ended before the fence was noticed is settled with
 // lease.Result.PastFence, which the kind accepts only if the lease is
@@ -62,11 +67,14 @@
 // A lease that only leasewrap keeps alive (lease.DiesWithLeasewrap: a TTL,
 // no inherited descriptor, no recorded pid — an etcd session) makes the
 // job die with leasewrap: the child has a parent-death signal and a guard
-// process kills the rest of its group if leasewrap dies.
+// process kills the rest of its job (its cgroup, or its group) if
+// leasewrap dies.
 //
 // What is NOT guaranteed: the lease is advisory; processes that do not
 // speak the protocol are not stopped. A child that ignores SIGTERM is
-// killed after the grace, but descendants that left its process group
-// (setsid, setpgid) are not. Across hosts, only a TTL protects a lease
+// killed after the grace; in the process-group form descendants that left
+// its group (setsid, setpgid) are not, and in the cgroup form a process
+// privileged to write elsewhere in the cgroup tree can move itself out.
+// Across hosts, only a TTL protects a lease
 // (liveness checks are local).
 package supervisor

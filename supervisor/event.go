@@ -41,6 +41,6 @@ func (r *runner) emit(e Event) {
 	if r.cfg.OnEvent == nil {
 		return
 	}
-	e.Time = time.Now()
+	e.Time = time.Now().Round(0) // wall clock only
 	r.cfg.OnEvent(e)
 }

@@ -14,8 +14,9 @@ import (
 // whatever it starts stays in it unless it calls setsid(2) or setpgid(2).
 // The lease covers the job, so it is settled only once no live member of
 // the group is left. Zombies do not count: a corpse nobody reaps still
-// answers kill(-pgid, 0), but it does no work. procGroup is the one place
-// that knows the job's form: signalling it, and listing what is left.
+// answers kill(-pgid, 0), but it does no work. jobHold (jobform_linux.go)
+// is the one place that knows the job's form, and uses procGroup for this
+// one: signalling it, and listing what is left.
 
 // procGroup is a job in the process-group form.
 type procGroup struct{ pgid int }

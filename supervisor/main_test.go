@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/cgroup"
 	"github.com/leasewrap/leasewrap/lease"
 )
 
@@ -76,6 +77,23 @@ func testMain(argv []string) int {
 		LeaveStrays:   os.Getenv("T_LEAVE_STRAYS") == "1",
 		Logger:        slog.New(slog.NewTextHandler(os.Stderr, nil)),
 		ExitAfter:     os.Getenv("T_EXIT_AFTER") == "1",
+		Job:           JobMode(os.Getenv("T_JOB")),
+	}
+	if dir, ok := os.LookupEnv("T_CGROUP_PARENT"); ok {
+		cfg.cgroupParent = func() (string, error) { return dir, nil }
+	}
+	if os.Getenv("T_CGROUP_UNDELEGATED") == "1" {
+		// Our real cgroup, as if it were an undelegated systemd unit's.
+		cfg.cgroupParent = func() (string, error) {
+			dir, err := cgroup.Parent()
+			if err != nil {
+				return "", err
+			}
+			return dir, fmt.Errorf("%w: %w: %s (test)", cgroup.ErrUnavailable, cgroup.ErrUndelegated, dir)
+		}
+	}
+	if os.Getenv("T_DEBUG") == "1" {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	if os.Getenv("T_EVENTS") == "1" {
 		cfg.OnEvent = func(e Event) {

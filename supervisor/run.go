@@ -45,7 +45,8 @@ type runner struct {
 type job struct {
 	locker lease.Locker
 	argv   []string
-	path   string // argv[0] resolved in PATH
+	path   string   // argv[0] resolved in PATH
+	hold   *jobHold // what holds the job together, for every attempt's child
 }
 
 // Run runs cfg.Argv under the lease cfg.Locker takes and reports what
@@ -70,6 +71,20 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 	}
 	r.foreground = foregroundTTY(r.cfg.Stdin)
+	var err error
+	if r.main.hold, err = r.cfg.holdJob(r.cfg.Logger); err != nil {
+		return Result{}, err
+	}
+	defer r.main.hold.close(r.cfg.Logger)
+	if r.pre != nil {
+		if r.pre.hold, err = r.cfg.holdJob(r.cfg.Logger); err != nil {
+			return Result{}, err
+		}
+		defer r.pre.hold.close(r.cfg.Logger)
+	}
+	if r.main.hold.joined {
+		r.foreground = false // the terminal stays with the outer job's group
+	}
 	if r.cfg.Subreaper {
 		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 			return Result{}, fmt.Errorf("supervisor: become a subreaper: %w", err)

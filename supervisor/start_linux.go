@@ -18,7 +18,7 @@ import (
 type child struct {
 	cmd   *exec.Cmd
 	pid   int
-	group procGroup // the job: everything the child started
+	group *jobHold // the job: everything the child started (jobform_linux.go)
 
 	// Exactly one of these holds the child before it runs its command.
 	traced bool     // stopped at execve under our ptrace (release: detach)
@@ -32,13 +32,14 @@ type child struct {
 	tether *tether
 }
 
-// signal sends s to the job: the child's whole process group.
+// signal forwards s to the job: the child's process group (every member,
+// when that group is an outer wrapper's).
 func (ch *child) signal(s os.Signal) error {
 	sig, ok := s.(syscall.Signal)
 	if !ok {
 		return fmt.Errorf("supervisor: cannot forward %v", s)
 	}
-	return ch.group.signal(sig)
+	return ch.group.forward(sig)
 }
 
 // resolve settles j's command once, before any lease is taken, so a
@@ -75,6 +76,9 @@ func (r *runner) prepare(j *job, h inherit.Handover) *exec.Cmd {
 	cmd := &exec.Cmd{Path: j.path, Args: j.argv, Dir: c.Dir, Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr}
 	inherit.Attach(cmd, c.Env, h)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Foreground: r.foreground, Ctty: 0}
+	if j.hold != nil {
+		j.hold.into(cmd)
+	}
 	return cmd
 }
 
@@ -91,7 +95,7 @@ func startPlain(cmd *exec.Cmd) (*child, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, startError(cmd.Path, err)
 	}
-	return &child{cmd: cmd, pid: cmd.Process.Pid, group: procGroup{cmd.Process.Pid}}, nil
+	return &child{cmd: cmd, pid: cmd.Process.Pid, group: pgroupHold(cmd.Process.Pid)}, nil
 }
 
 // errPtraceRefused reports that the kernel or a security policy forbade
@@ -118,7 +122,7 @@ func startTraced(cmd *exec.Cmd) (*child, error) {
 		}
 		return nil, startError(cmd.Path, err)
 	}
-	ch := &child{cmd: cmd, pid: cmd.Process.Pid, group: procGroup{cmd.Process.Pid}, traced: true}
+	ch := &child{cmd: cmd, pid: cmd.Process.Pid, group: pgroupHold(cmd.Process.Pid), traced: true}
 	fault.Point("supervisor.traced-before-stop") // the child may not have reached its exec yet
 	// Observe the stop at exec without consuming it (WNOWAIT): until the
 	// stop is reaped, the child's SIGTRAP stays pending, so a tracer that
@@ -189,7 +193,7 @@ func startGated(cmd *exec.Cmd, exe string) (*child, error) {
 		return nil, fmt.Errorf("supervisor: start exec gate %s: %w", exe, err)
 	}
 	*cmd = gate
-	return &child{cmd: cmd, pid: cmd.Process.Pid, group: procGroup{cmd.Process.Pid}, gate: w}, nil
+	return &child{cmd: cmd, pid: cmd.Process.Pid, group: pgroupHold(cmd.Process.Pid), gate: w}, nil
 }
 
 // release lets a stopped child run its command.

@@ -36,6 +36,9 @@ type jobEnd struct {
 func (r *runner) supervise(ctx context.Context, a *acquired, log *slog.Logger) jobEnd {
 	end := jobEnd{lastOK: a.at}
 	holder := a.lease.Holder()
+	if a.child.tether != nil {
+		defer a.child.tether.done() // the job is over: the guard may go
+	}
 	var k *renew.Keeper
 	rc := r.cfg.renewConfig(a.lease.TTL(), a.lease.Renew)
 	rc.OnRenew = func(started time.Time, took time.Duration, err error) {
@@ -56,9 +59,6 @@ func (r *runner) supervise(ctx context.Context, a *acquired, log *slog.Logger) j
 	end.keeper = k
 	r.emit(Event{Type: EventAcquired, Holder: holder, Fence: k.Fence()})
 	r.emit(Event{Type: EventStarted, Holder: holder, PID: a.child.pid})
-	if a.child.tether != nil {
-		defer a.child.tether.done()
-	}
 	var g run.Group
 	// Keeper: keeps the lease; returns an error when it is lost.
 	actor(&g, ctx, func(ctx context.Context) error {
@@ -189,7 +189,7 @@ func (l *loop) run(ctx context.Context) (status lease.Result, loss error) {
 					how = "SIGKILL"
 				}
 				l.log.Warn("child exited with processes of its job still running; stopping them before settling the lease",
-					"count", len(left), "first", fmt.Sprint(firstMembers(left)), "how", how, "pgid", ch.group.pgid)
+					"count", len(left), "first", fmt.Sprint(firstMembers(left)), "how", how, "job", ch.group.String())
 				stop(now)
 				poll.Reset(groupPoll)
 			}

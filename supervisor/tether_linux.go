@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/internal/cgroup"
 )
 
 // A lease that dies with leasewrap (lease.DiesWithLeasewrap: an etcd
@@ -27,13 +29,17 @@ import (
 //     closes without the all-clear byte (leasewrap died, however), the
 //     guard SIGKILLs the job's process group.
 //
-// What escapes: a descendant that left the group (setsid, setpgid).
+// In the cgroup form the guard kills the job's cgroup (cgroup.kill), which
+// nothing escapes; in the process-group form a descendant that left the
+// group (setsid, setpgid) escapes it.
 
-// guardEnv carries the job's process group to a guard; guardFDEnv the
+// guardEnv carries the job's process group to a guard (0: none of its
+// own, a joined job), guardCgroupEnv its cgroup (if any), guardFDEnv the
 // descriptor of its pipe.
 const (
-	guardEnv   = "LEASEWRAP_GUARD_PGID"
-	guardFDEnv = "LEASEWRAP_GUARD_FD"
+	guardEnv       = "LEASEWRAP_GUARD_PGID"
+	guardCgroupEnv = "LEASEWRAP_GUARD_CGROUP"
+	guardFDEnv     = "LEASEWRAP_GUARD_FD"
 )
 
 // tether keeps one job tied to leasewrap's life.
@@ -45,7 +51,7 @@ type tether struct {
 
 // startTethered starts cmd with Pdeathsig from a goroutine locked to its
 // OS thread for the job's whole life, then starts the group's guard.
-func startTethered(cmd *exec.Cmd, guardExe string) (*child, error) {
+func startTethered(cmd *exec.Cmd, guardExe string, hold *jobHold) (*child, error) {
 	cmd.SysProcAttr.Pdeathsig = unix.SIGKILL
 	t := &tether{release: make(chan struct{})}
 	errc := make(chan error, 1)
@@ -63,8 +69,11 @@ func startTethered(cmd *exec.Cmd, guardExe string) (*child, error) {
 	if err := <-errc; err != nil {
 		return nil, startError(cmd.Path, err)
 	}
-	ch := &child{cmd: cmd, pid: cmd.Process.Pid, group: procGroup{cmd.Process.Pid}, tether: t}
-	if err := t.startGuard(guardExe, ch.group.pgid); err != nil {
+	ch := &child{cmd: cmd, pid: cmd.Process.Pid, group: pgroupHold(cmd.Process.Pid), tether: t}
+	if hold != nil {
+		hold.started(ch)
+	}
+	if err := t.startGuard(guardExe, ch.group); err != nil {
 		ch.group.signal(unix.SIGKILL)
 		close(t.release)
 		var ws unix.WaitStatus
@@ -74,14 +83,14 @@ func startTethered(cmd *exec.Cmd, guardExe string) (*child, error) {
 	return ch, nil
 }
 
-func (t *tether) startGuard(exe string, pgid int) error {
+func (t *tether) startGuard(exe string, hold *jobHold) error {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return fmt.Errorf("supervisor: job guard pipe: %w", err)
 	}
 	defer r.Close()
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), guardEnv+"="+strconv.Itoa(pgid), guardFDEnv+"=3")
+	cmd.Env = append(append(os.Environ(), hold.guardEnv()...), guardFDEnv+"=3")
 	cmd.ExtraFiles = []*os.File{r}
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -90,6 +99,7 @@ func (t *tether) startGuard(exe string, pgid int) error {
 		return fmt.Errorf("supervisor: start the job guard %s: %w", exe, err)
 	}
 	t.guard, t.cmd = w, cmd
+	hold.guard = cmd.Process.Pid
 	return nil
 }
 
@@ -118,7 +128,8 @@ func runGuard(pgidv, fdv string) int {
 	}
 	pgid, err1 := strconv.Atoi(pgidv)
 	fd, err2 := strconv.Atoi(fdv)
-	if err1 != nil || err2 != nil || pgid <= 1 || fd < 3 {
+	cgdir := os.Getenv(guardCgroupEnv)
+	if err1 != nil || err2 != nil || pgid == 1 || pgid < 0 || fd < 3 {
 		fmt.Fprintf(os.Stderr, "leasewrap: job guard started wrongly (%s=%q %s=%q)\n", guardEnv, pgidv, guardFDEnv, fdv)
 		return exitGateBroken
 	}
@@ -132,6 +143,18 @@ func runGuard(pgidv, fdv string) int {
 			return 0
 		}
 		break
+	}
+	if cgdir != "" {
+		fmt.Fprintf(os.Stderr, "leasewrap: job guard: leasewrap is gone; killing the job's cgroup %s, its lease will expire\n", cgdir)
+		g := cgroup.Open(cgdir)
+		if err := g.Kill(); err != nil {
+			fmt.Fprintf(os.Stderr, "leasewrap: job guard: %v\n", err)
+		} else if empty, _ := g.Wait(5 * time.Second); empty {
+			g.Close()
+		}
+	}
+	if pgid == 0 {
+		return 0 // a joined job: the outer wrapper's group kill covers it
 	}
 	fmt.Fprintf(os.Stderr, "leasewrap: job guard: leasewrap is gone; killing the job's process group %d, its lease will expire\n", pgid)
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {

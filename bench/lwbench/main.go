@@ -5,7 +5,7 @@
 //
 // Usage (see bench/run.sh, which builds leasewrap and this driver):
 //
-//	lwbench -bin bin/leasewrap -empty EMPTY -kong2 KONG2 -gorun GORUN [-n 200] [-sections startup,overhead,...]
+//	lwbench -bin bin/leasewrap -empty EMPTY -kong2 KONG2 -gorun GORUN [-claimrs C -reservers R -seedrs S] [-n 200] [-sections startup,seeds,overhead,...]
 package main
 
 import (
@@ -65,7 +65,10 @@ var (
 	sessionKind = kind{"session", func(e *env, key int, extra []string, cmd ...string) []string {
 		return withCmd([]string{"session", "run", sid(key), "--root", e.sessRoot(), "--epoch", "6"}, extra, cmd)
 	}}
-	kinds = []kind{claimKind, reserveKind, sessionKind}
+	flockKind = kind{"flock", func(e *env, key int, extra []string, cmd ...string) []string {
+		return withCmd([]string{"flock", "run", filepath.Join(e.dir, fmt.Sprintf("flock-k%d.lock", key))}, extra, cmd)
+	}}
+	kinds = []kind{flockKind, claimKind, reserveKind, sessionKind}
 )
 
 // lw returns an unstarted leasewrap command.
@@ -88,8 +91,12 @@ func main() {
 	kong2 := flag.String("kong2", "", "static program that parses a two-verb kong model (bench/startup/kong2)")
 	gorun := flag.String("gorun", "", "static program that runs its arguments as a child (bench/startup/gorun)")
 	compare := flag.String("compare", "", "another leasewrap binary (e.g. a build of the previous commit) whose run verbs the start-up section measures in the same rounds")
-	sections := flag.String("sections", "startup,overhead,handover,takeover,contention,footprint,scale,renewals", "comma-separated sections to run")
-	quick := flag.Bool("quick", false, "shorter runs (footprint 10 s, fewer scale sizes, 100 renewing wrappers)")
+	var sb seedBins
+	flag.StringVar(&sb.claimrs, "claimrs", "", "the claims seed's driver (lease/claim/testdata/claimcheck, release build) for the seeds section")
+	flag.StringVar(&sb.reservers, "reservers", "", "the reservation seed's driver (lease/reserve/testdata/reservecheck, release build)")
+	flag.StringVar(&sb.seedrs, "seedrs", "", "the session seed's driver (lease/session/testdata/seedcheck, release build)")
+	sections := flag.String("sections", "startup,seeds,overhead,handover,takeover,contention,footprint,scale,renewals", "comma-separated sections to run")
+	quick := flag.Bool("quick", false, "shorter runs (footprint 10 s, fewer scale sizes, 100 renewing wrappers, 40 seeds rounds)")
 	honest := flag.Duration("honest", 60*time.Second, "length of the footprint run with the default renewal period (0 skips it)")
 	renewers := flag.Int("renewers", 1000, "concurrent renewing wrappers in the renewals section")
 	flag.Parse()
@@ -125,6 +132,8 @@ func main() {
 		switch strings.TrimSpace(s) {
 		case "startup":
 			startup(e)
+		case "seeds":
+			seeds(e, sb)
 		case "overhead":
 			overhead(e)
 		case "handover":

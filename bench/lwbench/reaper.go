@@ -6,6 +6,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/internal/eintr"
 )
 
 // reapFlag as os.Args[1] makes lwbench a child subreaper that runs the
@@ -29,10 +31,7 @@ func reapMain(argv []string) {
 	code := 0
 	for {
 		var ws syscall.WaitStatus
-		pid, err := syscall.Wait4(-1, &ws, 0, nil)
-		if err == syscall.EINTR {
-			continue
-		}
+		pid, err := eintr.Retry2(func() (int, error) { return syscall.Wait4(-1, &ws, 0, nil) })
 		if err != nil { // ECHILD: all gone
 			os.Exit(code)
 		}

@@ -16,9 +16,7 @@ type startupVariant struct {
 	cmd   func() *exec.Cmd
 	base  string // "empty" or "flock": the baseline of the target
 	limit float64
-	wall  []time.Duration // per round; -1 when the run failed
-	cpu   sample
-	fail  int
+	timed
 }
 
 // startup times leasewrap's start-up next to a static empty Go program
@@ -72,26 +70,12 @@ func startup(e *env) {
 		)
 	}
 	const warmup = 5
-	for round := 0; round < e.n+warmup; round++ {
-		for i := range vs {
-			v := vs[(i+round)%len(vs)]
-			c := v.cmd()
-			c.Stdout, c.Stderr = nil, nil // /dev/null
-			start := time.Now()
-			err := c.Run()
-			d := time.Since(start)
-			if round < warmup {
-				continue
-			}
-			if err != nil {
-				v.fail++
-				v.wall = append(v.wall, -1)
-				continue
-			}
-			v.wall = append(v.wall, d)
-			ru := c.ProcessState.SysUsage().(*syscall.Rusage)
-			v.cpu = append(v.cpu, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))
-		}
+	cmds := make([]func() *exec.Cmd, len(vs))
+	for i, v := range vs {
+		cmds[i] = v.cmd
+	}
+	for i, t := range interleave(e.n, warmup, cmds) {
+		vs[i].timed = t
 	}
 	bases := map[string]*startupVariant{"empty": vs[0], "flock": vs[2]}
 	var rows [][]string
@@ -116,6 +100,44 @@ func startup(e *env) {
 		fmt.Sprintf("%d interleaved rounds after %d warm-up rounds, order rotating. ÷empty and ÷flock are medians over rounds of (variant / baseline in the same round). The empty program and the kong program are built statically by bench/run.sh, like leasewrap. CPU = user+sys (rusage), median.", e.n, warmup),
 		[]string{"command", "runs", "median", "p95", "CPU median", "÷empty per round", "÷flock per round", "target", "met", "failed"}, rows)
 	os.Stdout.Sync()
+}
+
+// timed is one command's runs in interleaved rounds.
+type timed struct {
+	wall []time.Duration // per round; -1 when the run failed
+	cpu  sample          // user+sys of the runs that succeeded
+	fail int
+}
+
+// interleave runs every command once per round, warmup rounds first (not
+// recorded), in an order that rotates each round so that no command always
+// runs first; output goes to /dev/null. Ratios are then taken inside each
+// round (roundRatios), so a shared machine's drift hits all alike.
+func interleave(rounds, warmup int, cmds []func() *exec.Cmd) []timed {
+	ts := make([]timed, len(cmds))
+	for round := 0; round < rounds+warmup; round++ {
+		for k := range cmds {
+			i := (k + round) % len(cmds)
+			c := cmds[i]()
+			c.Stdout, c.Stderr = nil, nil
+			start := time.Now()
+			err := c.Run()
+			d := time.Since(start)
+			if round < warmup {
+				continue
+			}
+			t := &ts[i]
+			if err != nil {
+				t.fail++
+				t.wall = append(t.wall, -1)
+				continue
+			}
+			t.wall = append(t.wall, d)
+			ru := c.ProcessState.SysUsage().(*syscall.Rusage)
+			t.cpu = append(t.cpu, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))
+		}
+	}
+	return ts
 }
 
 // okOnly drops failed runs (-1).

@@ -45,7 +45,7 @@ Examples:
   leasewrap claim run build:nightly --root /srv/jobs -- ./nightly.sh
   leasewrap claim run node:db-migrate --ttl 5m --wait 1m -- ./migrate.sh
   leasewrap claim run local:reindex --root /srv/jobs --ttl 0 -- ./reindex.sh   # pid-only: one host, no containers
-  */5 * * * * leasewrap claim run "sync:$(date +\%Y\%m\%d\%H\%M)" --root /var/lib/jobs -- /usr/local/bin/sync`
+  */5 * * * * leasewrap -q claim run sync --root /var/lib/jobs -- /usr/local/bin/sync   # crontab: a fixed key`
 }
 
 func (c *claimRunCmd) Validate() error {

@@ -1,5 +1,5 @@
 // Command leasewrap holds a lease for the command it wraps: it takes a
-// claim, reservation or session lease, runs the child with the lease
+// flock, claim, reservation or session lease, runs the child with the lease
 // described in its environment, keeps the lease alive while the child runs,
 // forwards signals, stops the child if the lease is lost, and settles the
 // lease when the child exits, exiting with the child's code.
@@ -24,6 +24,9 @@ renews the lease while CMD runs, forwards signals, stops CMD if the lease is
 lost, and settles the lease when CMD exits, exiting with CMD's code.
 
 Examples:
+  # One at a time on this host: the lock flock(1) takes (silent in a crontab with -q).
+  leasewrap flock run /var/lock/nightly.lock -- ./nightly.sh
+
   # Run the nightly build on at most one machine process at a time.
   leasewrap claim run build:nightly --ttl 5m -- ./nightly.sh
 

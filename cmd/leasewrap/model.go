@@ -21,6 +21,7 @@ type tree struct {
 	Claims      claimKind   `embed:""`
 	Reserves    reserveKind `embed:""`
 	Sessions    sessionKind `embed:""`
+	Flocks      flockKind   `embed:""`
 	Etcd        etcdKinds   `embed:""` // help only: lock and once run in leasewrap-etcd
 }
 
@@ -35,6 +36,9 @@ type (
 	}
 	sessionKind struct {
 		Session sessionCmd `cmd:"" help:"Session owner leases with flock liveness (bcode session protocol)."`
+	}
+	flockKind struct {
+		Flock flockCmd `cmd:"" help:"A flock(2) on a file, the lock flock(1) takes: the simplest kind, one host."`
 	}
 )
 
@@ -71,6 +75,9 @@ func model(args []string) (any, *cli.Globals) {
 	case "session":
 		c := &sessionCLI{}
 		return c, &c.Globals
+	case "flock":
+		c := &flockCLI{}
+		return c, &c.Globals
 	}
 	c := &tree{}
 	return c, &c.Globals
@@ -89,6 +96,10 @@ type (
 	sessionCLI struct {
 		cli.Globals `embed:""`
 		Kind        sessionKind `embed:""`
+	}
+	flockCLI struct {
+		cli.Globals `embed:""`
+		Kind        flockKind `embed:""`
 	}
 )
 
@@ -176,6 +187,13 @@ var verbModels = map[string]map[string]func() (any, *cli.Globals){
 		"owners": verb[struct {
 			Session struct {
 				Owners sessionOwnersCmd `cmd:""`
+			} `cmd:""`
+		}],
+	},
+	"flock": {
+		"run": verb[struct {
+			Flock struct {
+				Run flockRunCmd `cmd:""`
 			} `cmd:""`
 		}],
 	},

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -92,7 +93,11 @@ func pidThenHoldUntil(pidFile, gone string) string {
 	return "echo $$ > " + pidFile + ".tmp; mv " + pidFile + ".tmp " + pidFile + "; " + waitUntil(gone)
 }
 
-func waitUntil(gone string) string { return "while [ ! -e " + gone + " ]; do sleep 0.02; done" }
+// waitUntil also ends when gone's directory is removed (the test ended
+// without creating gone): no test leaves a polling loop behind.
+func waitUntil(gone string) string {
+	return "while [ ! -e " + gone + " ] && [ -d " + filepath.Dir(gone) + " ]; do sleep 0.02; done"
+}
 
 func exists(path string) bool {
 	_, err := os.Stat(path)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ func runVerbs(t *testing.T) []struct {
 	claimRoot, claimE := claimEnv(t)
 	home, reserveE := reserveEnv(t)
 	sroot := sessionRoot(t)
+	flockPath := filepath.Join(t.TempDir(), "job.lock")
 	return []struct {
 		name       string
 		args       []string
@@ -41,6 +43,12 @@ func runVerbs(t *testing.T) []struct {
 		}},
 		{"session", []string{"session", "run", testSID, "--root", sroot, "--epoch", "6"}, nil, func() []string {
 			return ownerRecords(t, sroot)
+		}},
+		{"flock", []string{"flock", "run", flockPath}, nil, func() []string {
+			if exec.Command("flock", "-n", flockPath, "true").Run() != nil {
+				return []string{flockPath + " still locked"}
+			}
+			return nil
 		}},
 	}
 }

@@ -28,6 +28,7 @@ func TestWaitersSleepWhileTheLeaseIsHeld(t *testing.T) {
 		{"claim", []string{"claim", "run", "job", "--root", root}},
 		{"reservation", []string{"reserve", "run", "job"}},
 		{"session", []string{"session", "run", testSID, "--root", sroot, "--epoch", "6"}},
+		{"flock", []string{"flock", "run", filepath.Join(dir, "job.lock")}},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			ready, gone := filepath.Join(dir, tc.kind+".ready"), filepath.Join(dir, tc.kind+".gone")

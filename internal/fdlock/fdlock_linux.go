@@ -19,6 +19,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/internal/ctxsleep"
+	"github.com/leasewrap/leasewrap/internal/eintr"
 )
 
 // Flock applies how (LOCK_SH, LOCK_EX, LOCK_UN, optionally |LOCK_NB) to
@@ -30,11 +33,7 @@ func Flock(f *os.File, how int) error {
 	}
 	var ferr error
 	if err := rc.Control(func(fd uintptr) {
-		for {
-			if ferr = unix.Flock(int(fd), how); ferr != unix.EINTR {
-				return
-			}
-		}
+		ferr = eintr.Retry(func() error { return unix.Flock(int(fd), how) })
 	}); err != nil {
 		return err
 	}
@@ -79,12 +78,8 @@ func Wait(ctx context.Context, f *os.File, how int, poll, budget time.Duration, 
 		if waited >= budget {
 			return waited, ErrTimeout
 		}
-		t := time.NewTimer(min(poll, budget-waited))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return now().Sub(started), ctx.Err()
-		case <-t.C:
+		if err := ctxsleep.Sleep(ctx, min(poll, budget-waited)); err != nil {
+			return now().Sub(started), err
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+
+	"github.com/leasewrap/leasewrap/internal/pyyaml"
 )
 
 // AcquireOptions tune Acquire.
@@ -85,8 +87,8 @@ func (c *Claims) validate(key, holder string, o AcquireOptions) error {
 			return err
 		}
 	}
-	if _, err := dumpYAML(o.Metadata); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	if _, err := pyyaml.Dump(o.Metadata); err != nil {
+		return fmt.Errorf("%w: metadata %v", ErrInvalid, err)
 	}
 	return nil
 }
@@ -127,7 +129,7 @@ func (c *Claims) makeClaim(key, holder string, o AcquireOptions) *Record {
 // record is rewritten with a fresh pid/host/acquired_at and this call's
 // metadata); a Live or Suspect other holder is a *HeldByOtherError; a
 // Stale claim is recovered under the recovery mutex (archived to
-// .expired/, then created afresh). A corrupted file is a *CorruptedError
+// .expired/, then created afresh). A corrupted file is a *CorruptError
 // and is left untouched. Invalid input fails before any write.
 func (c *Claims) Acquire(ctx context.Context, key, holder string, o AcquireOptions) (*Acquisition, error) {
 	if err := c.validate(key, holder, o); err != nil {
@@ -199,6 +201,6 @@ func (c *Claims) idempotentReacquire(ctx context.Context, path, key, holder stri
 		return nil, err
 	}
 	data := commonEventData(rec)
-	data = append(data, Field{"previous_acquired_at", big.NewInt(existing.AcquiredAt)})
+	data = append(data, Field{Key: "previous_acquired_at", Value: big.NewInt(existing.AcquiredAt)})
 	return c.done(ctx, o, &Acquisition{Record: rec, Path: path, Event: EventIdempotentReacquire}, data), nil
 }

@@ -99,9 +99,9 @@ func TestCorruptedFileStatusReportsAcquireRefusesReleaseLeaves(t *testing.T) {
 		t.Errorf("want corrupted with no record, have %+v", st)
 	}
 	_, err := c.Acquire(t.Context(), "session:bad", "pty:x", AcquireOptions{})
-	var ce *CorruptedError
+	var ce *CorruptError
 	if !errors.As(err, &ce) || ce.Path != path {
-		t.Errorf("want *CorruptedError naming %s, have %v", path, err)
+		t.Errorf("want *CorruptError naming %s, have %v", path, err)
 	}
 	if err := c.Release(t.Context(), "session:bad", "pty:x"); err != nil {
 		t.Errorf("want silent success, have %v", err)
@@ -144,7 +144,7 @@ func TestStatusReadsFreeLiveAndFullRecord(t *testing.T) {
 	if st := c.Status("session:s"); st.State != Free || st.Record != nil {
 		t.Errorf("want free, have %+v", st)
 	}
-	meta := Metadata{{"k", "v"}, {"n", big.NewInt(3)}}
+	meta := Metadata{{Key: "k", Value: "v"}, {Key: "n", Value: big.NewInt(3)}}
 	mustAcquire(t, c, "session:s", "pty:me", AcquireOptions{Metadata: meta})
 	st := c.Status("session:s")
 	if st.State != Live || st.Record == nil || st.Record.Holder != "pty:me" {

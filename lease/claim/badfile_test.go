@@ -37,9 +37,9 @@ func TestNonRegularClaimFilesAreCorruptedNotHangs(t *testing.T) {
 			}()
 			select {
 			case err := <-done:
-				var ce *CorruptedError
+				var ce *CorruptError
 				if !errors.As(err, &ce) {
-					t.Fatalf("want a *CorruptedError, have %T %v", err, err)
+					t.Fatalf("want a *CorruptError, have %T %v", err, err)
 				}
 			case <-time.After(10 * time.Second):
 				t.Fatal("Acquire hung on the planted file")

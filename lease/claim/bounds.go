@@ -1,10 +1,6 @@
 package claim
 
-import (
-	"fmt"
-
-	"go.yaml.in/yaml/v3"
-)
+import "fmt"
 
 // MaxRecordBytes bounds a claim file. A reader reads at most this many
 // bytes and refuses a larger file as Corrupted (left in place); the writer
@@ -24,42 +20,6 @@ const MaxRecordBytes = 1 << 20
 // few hundred levels deeper, at Python's recursion limit. Readers refuse a
 // deeper claim as Corrupted; the writer refuses to write one (ErrInvalid).
 const MaxNesting = 128
-
-// checkTree walks the document below n, following aliases, and returns a
-// reason when it nests deeper than MaxNesting or when aliases expand to
-// more than MaxRecordBytes nodes. Only nodes reached through an alias count
-// against that budget: the document's own nodes are bounded by its size,
-// while anchors that refer to each other (which nodeValue would expand
-// exponentially, an "alias bomb") are not. The depth bound also stops an
-// anchor that contains itself.
-func checkTree(n *yaml.Node) string {
-	budget := MaxRecordBytes
-	var walk func(n *yaml.Node, depth int, viaAlias bool) string
-	walk = func(n *yaml.Node, depth int, viaAlias bool) string {
-		if n.Kind == yaml.AliasNode {
-			viaAlias = true
-			n = deref(n)
-		}
-		if viaAlias {
-			if budget--; budget < 0 {
-				return fmt.Sprintf("aliases expand to more than %d nodes", MaxRecordBytes)
-			}
-		}
-		if n.Kind != yaml.MappingNode && n.Kind != yaml.SequenceNode {
-			return ""
-		}
-		if depth++; depth > MaxNesting {
-			return fmt.Sprintf("collections nest deeper than %d levels (the limit of the Rust peer's YAML reader)", MaxNesting)
-		}
-		for _, c := range n.Content {
-			if r := walk(c, depth, viaAlias); r != "" {
-				return r
-			}
-		}
-		return ""
-	}
-	return walk(n, 0, false)
-}
 
 // metadataDepth is how deeply v's collections nest (0 for a scalar).
 // It stops counting past limit, so a hostile value costs no more than

@@ -125,9 +125,9 @@ func TestClaimFileOverBoundIsCorruptedAndKept(t *testing.T) {
 				t.Fatalf("want %s, have %s (%v)", c.state, st.State, st.Err)
 			}
 			_, err := cl.Acquire(t.Context(), "k", "other", AcquireOptions{})
-			var ce *CorruptedError
+			var ce *CorruptError
 			if c.state == Corrupted && (!errors.As(err, &ce) || !strings.Contains(ce.Reason, "larger than")) {
-				t.Fatalf("want a CorruptedError naming the bound, have %v", err)
+				t.Fatalf("want a CorruptError naming the bound, have %v", err)
 			}
 			if c.state != Corrupted && err == nil {
 				t.Fatal("acquired over a suspect claim")
@@ -173,7 +173,7 @@ func TestMetadataWriteBounds(t *testing.T) {
 	c, root := newTestClaims(t)
 	var md any = "leaf"
 	for range MaxNesting {
-		md = Metadata{{"a", md}}
+		md = Metadata{{Key: "a", Value: md}}
 	}
 	_, err = c.Acquire(t.Context(), "k", "h", AcquireOptions{Metadata: md.(Metadata)})
 	if !errors.Is(err, ErrInvalid) {

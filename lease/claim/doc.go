@@ -22,18 +22,10 @@
 // (ErrInvalid) to produce it. Parsing is linear in the file: duplicate keys
 // are found with an index, and alias expansion is capped.
 //
-// The writer (yaml_emit.go) is a port of PyYAML's emitter rather than
-// go.yaml.in/yaml/v3's, which the reader uses. go-yaml's encoder (v3.0.6),
-// even with every string PyYAML would resolve to another type quoted
-// explicitly, read back the same values in PyYAML for the 150-record
-// corpus, but not for all strings: a multi-line string whose line starts
-// with a tab is written as a literal block that libyaml (PyYAML's
-// CSafeLoader) and go-yaml itself refuse to read; non-ASCII text is
-// written raw (go-yaml always enables unicode output), where PyYAML writes
-// ASCII escapes, so a Python peer that decodes the file with a non-UTF-8
-// locale would read other characters; and integers beyond 64 bits get an
-// explicit !!int tag. The port writes what PyYAML writes, byte for byte
-// (golden and corpus tests).
+// The YAML itself is read and written by internal/pyyaml, a port of
+// PyYAML's emitter and resolvers (its package doc says what it is
+// compatible with and why go-yaml's encoder is not used): the file is what
+// yaml.safe_dump writes, byte for byte (golden and corpus tests).
 //
 // What is NOT guaranteed:
 //   - Mutual exclusion is advisory: a process that ignores the protocol is

@@ -11,9 +11,9 @@ var (
 	// ErrInvalid reports bad input (key, holder, TTL, metadata) rejected
 	// before anything was written.
 	ErrInvalid = errors.New("claim: invalid input")
-	// ErrCorrupted reports a claim file that cannot be trusted: unparsable,
+	// ErrCorrupt reports a claim file that cannot be trusted: unparsable,
 	// not a mapping, of a newer schema, or missing its key/holder.
-	ErrCorrupted = errors.New("claim: corrupted record")
+	ErrCorrupt = errors.New("claim: corrupt record")
 	// ErrHeldByOther reports that a live (or TTL-protected suspect) claim of
 	// another holder exists.
 	ErrHeldByOther = errors.New("claim: held by other")
@@ -23,21 +23,21 @@ var (
 	errGoneAway = errors.New("claim: file disappeared")
 )
 
-// CorruptedError names a corrupted claim file and why it was refused. It
-// matches ErrCorrupted and lease.ErrRefused: nothing was changed, and a
+// CorruptError names a corrupted claim file and why it was refused. It
+// matches ErrCorrupt and lease.ErrRefused: nothing was changed, and a
 // person must resolve it.
-type CorruptedError struct {
+type CorruptError struct {
 	Path   string
 	Reason string
 }
 
-func (e *CorruptedError) Error() string {
+func (e *CorruptError) Error() string {
 	return fmt.Sprintf("claim file %s is corrupted (%s); inspect it and move it aside (for example into .expired/) to free the key", e.Path, e.Reason)
 }
 
-// Is makes errors.Is(err, ErrCorrupted) and errors.Is(err, lease.ErrRefused) true.
-func (e *CorruptedError) Is(target error) bool {
-	return target == ErrCorrupted || target == lease.ErrRefused
+// Is makes errors.Is(err, ErrCorrupt) and errors.Is(err, lease.ErrRefused) true.
+func (e *CorruptError) Is(target error) bool {
+	return target == ErrCorrupt || target == lease.ErrRefused
 }
 
 // HeldByOtherError is the contention outcome of Acquire: another holder's

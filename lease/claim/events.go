@@ -30,19 +30,19 @@ func commonEventData(rec *Record) Metadata {
 		exp = big.NewInt(*rec.ExpiresAt)
 	}
 	return Metadata{
-		{"key", rec.Key},
-		{"holder", rec.Holder},
-		{"pid", big.NewInt(int64(rec.PID))},
-		{"host", rec.Host},
-		{"acquired_at", big.NewInt(rec.AcquiredAt)},
-		{"expires_at", exp},
+		{Key: "key", Value: rec.Key},
+		{Key: "holder", Value: rec.Holder},
+		{Key: "pid", Value: big.NewInt(int64(rec.PID))},
+		{Key: "host", Value: rec.Host},
+		{Key: "acquired_at", Value: big.NewInt(rec.AcquiredAt)},
+		{Key: "expires_at", Value: exp},
 	}
 }
 
 func acquiredEventData(rec *Record) Metadata {
 	d := commonEventData(rec)
 	if rec.Reason != nil {
-		d = append(d, Field{"reason", *rec.Reason})
+		d = append(d, Field{Key: "reason", Value: *rec.Reason})
 	}
 	return d
 }
@@ -51,10 +51,10 @@ func acquiredEventData(rec *Record) Metadata {
 // as one compact JSON line.
 func eventLine(ts time.Time, typ string, data Metadata) ([]byte, error) {
 	env := Metadata{
-		{"ts", ts.UTC().Format("2006-01-02T15:04:05Z")},
-		{"type", typ},
-		{"source", "fno-loop"},
-		{"data", data},
+		{Key: "ts", Value: ts.UTC().Format("2006-01-02T15:04:05Z")},
+		{Key: "type", Value: typ},
+		{Key: "source", Value: "fno-loop"},
+		{Key: "data", Value: data},
 	}
 	b, err := env.MarshalJSON()
 	if err != nil {

@@ -22,7 +22,7 @@ import (
 )
 
 // readClaimFile reads and parses path: errGoneAway when it does not exist,
-// *CorruptedError when it cannot be read or trusted (a symlink, dangling
+// *CorruptError when it cannot be read or trusted (a symlink, dangling
 // or not, a FIFO, a directory or any other non-regular file included: the
 // last component is never followed, and a FIFO is opened non-blocking so a
 // planted one cannot hang the reader). An I/O failure that may pass (EIO,
@@ -34,7 +34,7 @@ func readClaimFile(path string) (*Record, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, errGoneAway
 	case errors.As(err, &ue):
-		return nil, &CorruptedError{Path: path, Reason: ue.What + "; claims are regular files, and leasewrap neither follows nor reads anything else"}
+		return nil, &CorruptError{Path: path, Reason: ue.What + "; claims are regular files, and leasewrap neither follows nor reads anything else"}
 	case err != nil:
 		return nil, readFailed(path, err)
 	}
@@ -45,7 +45,7 @@ func readClaimFile(path string) (*Record, error) {
 	}
 	rec, reason := parseRecord(b)
 	if reason != "" {
-		return nil, &CorruptedError{Path: path, Reason: reason}
+		return nil, &CorruptError{Path: path, Reason: reason}
 	}
 	return rec, nil
 }
@@ -58,12 +58,12 @@ var errTransientRead = errors.New("claim: transient read failure")
 // readError is a failed read: Corrupted to every caller, and transient
 // when its cause may pass.
 type readError struct {
-	*CorruptedError
+	*CorruptError
 	cause error
 }
 
 func (e *readError) Unwrap() []error {
-	errs := []error{e.CorruptedError, e.cause}
+	errs := []error{e.CorruptError, e.cause}
 	for _, t := range []error{syscall.EIO, syscall.EINTR, syscall.ENOMEM, syscall.ENFILE, syscall.EMFILE, syscall.ENOBUFS, syscall.EAGAIN} {
 		if errors.Is(e.cause, t) {
 			return append(errs, errTransientRead)
@@ -73,7 +73,7 @@ func (e *readError) Unwrap() []error {
 }
 
 func readFailed(path string, err error) error {
-	return &readError{&CorruptedError{Path: path, Reason: fmt.Sprintf("read failed: %v", err)}, err}
+	return &readError{&CorruptError{Path: path, Reason: fmt.Sprintf("read failed: %v", err)}, err}
 }
 
 var tmpSeq atomic.Uint64

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/leasewrap/leasewrap/internal/pyyaml"
 )
 
 // TestGoldenPyYAMLRecords checks leasewrap against files written by the
@@ -81,7 +83,7 @@ func TestPyYAMLCorpusByteIdentical(t *testing.T) {
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
-		out, err := dumpYAML(m)
+		out, err := pyyaml.Dump(m)
 		if err != nil || string(out) != c.YAML {
 			t.Errorf("case %d: writer differs (%v)\nwant:\n%s\nhave:\n%s", i, err, c.YAML, out)
 			continue

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/pyyaml"
 	"github.com/leasewrap/leasewrap/lease"
 	"github.com/leasewrap/leasewrap/lease/fswatch"
 )
@@ -78,8 +79,8 @@ func NewLocker(cfg LockerConfig) (*Locker, error) {
 			return nil, err
 		}
 		m := v.(Metadata)
-		if _, err := dumpYAML(m); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		if _, err := pyyaml.Dump(m); err != nil {
+			return nil, fmt.Errorf("%w: metadata %v", ErrInvalid, err)
 		}
 		meta = m
 	}
@@ -209,7 +210,7 @@ func (c *claimLease) Renew(ctx context.Context) error {
 		switch {
 		case errors.Is(err, errGoneAway):
 			return fmt.Errorf("claim %q: %s was removed: %w", key, c.path, lease.ErrLost)
-		case errors.Is(err, ErrCorrupted):
+		case errors.Is(err, ErrCorrupt):
 			return fmt.Errorf("claim %q: %w: %w", key, err, lease.ErrLost)
 		case errors.Is(err, errTransientRead):
 			return fmt.Errorf("claim %q: %w (will retry)", key, err)

@@ -48,7 +48,7 @@ func TestNewLockerValidates(t *testing.T) {
 		{"ttl too long", LockerConfig{Key: "k", Holder: "h", Root: root, TTL: 25 * time.Hour}, "out of range"},
 		{"ttl sub-millisecond", LockerConfig{Key: "k", Holder: "h", Root: root, TTL: time.Minute + time.Microsecond}, "whole number of milliseconds"},
 		{"no root for key", LockerConfig{Key: "walker:x", Holder: "h", Getenv: testEnv(nil)}, "no claims root"},
-		{"bad metadata", LockerConfig{Key: "k", Holder: "h", Root: root, Metadata: Metadata{{"c", make(chan int)}}}, "not JSON-like"},
+		{"bad metadata", LockerConfig{Key: "k", Holder: "h", Root: root, Metadata: Metadata{{Key: "c", Value: make(chan int)}}}, "not JSON-like"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := NewLocker(tc.cfg)
@@ -61,7 +61,7 @@ func TestNewLockerValidates(t *testing.T) {
 
 func TestLockerAcquireRecordsAnchorPIDAndReleases(t *testing.T) {
 	child := testutil.Sleeper(t)
-	l := newTestLocker(t, LockerConfig{Key: "session:lk", Holder: "wrap:a", Reason: "test", Metadata: Metadata{{"b", 1}, {"a", "x"}}})
+	l := newTestLocker(t, LockerConfig{Key: "session:lk", Holder: "wrap:a", Reason: "test", Metadata: Metadata{{Key: "b", Value: 1}, {Key: "a", Value: "x"}}})
 	var _ lease.Anchor = l
 	if l.Kind() != "claim" || l.Key() != "session:lk" || l.Holder() != "wrap:a" {
 		t.Fatalf("identity: have %s %s %s", l.Kind(), l.Key(), l.Holder())

@@ -6,35 +6,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"math/big"
 	"sort"
 	"strings"
+
+	"github.com/leasewrap/leasewrap/internal/pyyaml"
 )
 
 // Metadata is a claim's opaque metadata: an ORDERED mapping, because the
 // Python writer keeps a dict's insertion order and a peer rewriting the
-// record must not reorder it.
-//
-// Values are nil, bool, *big.Int (integers of any size), float64, string,
-// []any of values, or Metadata.
-type Metadata []Field
+// record must not reorder it. It is the YAML reader/writer's mapping
+// (internal/pyyaml): values are nil, bool, *big.Int (integers of any size),
+// float64, string, []any of values, or Metadata.
+type Metadata = pyyaml.Mapping
 
 // Field is one key/value pair of a Metadata mapping.
-type Field struct {
-	Key   string
-	Value any
-}
-
-// Get returns the value of key and whether it is present.
-func (m Metadata) Get(key string) (any, bool) {
-	for _, f := range m {
-		if f.Key == key {
-			return f.Value, true
-		}
-	}
-	return nil, false
-}
+type Field = pyyaml.Field
 
 func normalize(v any) (any, error) {
 	switch x := v.(type) {
@@ -47,7 +34,7 @@ func normalize(v any) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			out[i] = Field{f.Key, nv}
+			out[i] = Field{Key: f.Key, Value: nv}
 		}
 		return out, nil
 	case map[string]any:
@@ -62,7 +49,7 @@ func normalize(v any) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, Field{k, nv})
+			out = append(out, Field{Key: k, Value: nv})
 		}
 		return out, nil
 	case []any:
@@ -163,8 +150,7 @@ func decodeObject(dec *json.Decoder, depth int) (Metadata, error) {
 	if depth > MaxNesting {
 		return nil, errTooDeep
 	}
-	out := Metadata{}
-	index := map[string]int{}
+	var b pyyaml.Builder // a repeated key: first position, last value
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -178,17 +164,12 @@ func decodeObject(dec *json.Decoder, depth int) (Metadata, error) {
 		if err != nil {
 			return nil, err
 		}
-		if i, ok := index[k]; ok {
-			out[i].Value = v
-		} else {
-			index[k] = len(out)
-			out = append(out, Field{k, v})
-		}
+		b.Set(k, v)
 	}
 	if _, err := dec.Token(); err != nil { // '}'
 		return nil, err
 	}
-	return out, nil
+	return b.Mapping(), nil
 }
 
 // decodeValue decodes the value that follows in dec; depth is how deeply
@@ -227,86 +208,4 @@ func decodeValue(dec *json.Decoder, depth int) (any, error) {
 	default:
 		return t, nil // string, bool, nil
 	}
-}
-
-// MarshalJSON writes the mapping as a JSON object in its own order.
-func (m Metadata) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	if err := writeJSONValue(&b, m); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
-
-func writeJSONValue(b *bytes.Buffer, v any) error {
-	switch x := v.(type) {
-	case Metadata:
-		b.WriteByte('{')
-		for i, f := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := writeJSONString(b, f.Key); err != nil {
-				return err
-			}
-			b.WriteByte(':')
-			if err := writeJSONValue(b, f.Value); err != nil {
-				return err
-			}
-		}
-		b.WriteByte('}')
-	case []any:
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := writeJSONValue(b, e); err != nil {
-				return err
-			}
-		}
-		b.WriteByte(']')
-	case *big.Int:
-		b.WriteString(x.String())
-	case float64:
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			// JSON has no spelling for these; Python writes NaN/Infinity.
-			switch {
-			case math.IsNaN(x):
-				b.WriteString("NaN")
-			case x > 0:
-				b.WriteString("Infinity")
-			default:
-				b.WriteString("-Infinity")
-			}
-			return nil
-		}
-		enc, err := json.Marshal(x)
-		if err != nil {
-			return err
-		}
-		b.Write(enc)
-	case string:
-		return writeJSONString(b, x)
-	default:
-		enc, err := json.Marshal(x)
-		if err != nil {
-			return err
-		}
-		b.Write(enc)
-	}
-	return nil
-}
-
-// writeJSONString writes s as compact JSON without HTML escaping (the
-// serde_json spelling the seed's events use).
-func writeJSONString(b *bytes.Buffer, s string) error {
-	var tmp bytes.Buffer
-	enc := json.NewEncoder(&tmp)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s); err != nil {
-		return err
-	}
-	b.Write(bytes.TrimSuffix(tmp.Bytes(), []byte("\n")))
-	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/leasewrap/leasewrap/internal/ctxsleep"
 	"github.com/leasewrap/leasewrap/internal/safefile"
 )
 
@@ -208,7 +209,7 @@ func (c *Claims) acquireDirMutex(ctx context.Context, lockDir string, timeout ti
 		if !time.Now().Before(deadline) {
 			return "", err
 		}
-		if !sleepCtx(ctx, min(poll, time.Until(deadline))) {
+		if ctxsleep.Sleep(ctx, min(poll, time.Until(deadline))) != nil {
 			return "", err
 		}
 		poll = min(poll*2, dirMutexPoll)
@@ -236,11 +237,12 @@ func (c *Claims) releaseDirMutex(lockDir, token string) {
 		owner, rerr := safefile.ReadBoundedAt(dfd, "owner", filepath.Join(lockDir, "owner"), ownerMax)
 		if rerr == nil && string(owner) == token {
 			// unlink(owner) + rmdir is what remove_dir_all ends up doing, in
-			// 2 syscalls instead of 11; anything else inside falls back to it.
+			// 2 syscalls instead of 11 (rmdir itself, not os.Remove, which
+			// tries unlink first); anything else inside falls back to it.
 			unix.Unlinkat(dfd, "owner", 0)
 			var held, now unix.Stat_t
 			if unix.Fstat(dfd, &held) == nil && unix.Lstat(lockDir, &now) == nil && held.Dev == now.Dev && held.Ino == now.Ino {
-				if os.Remove(lockDir) != nil {
+				if unix.Rmdir(lockDir) != nil {
 					os.RemoveAll(lockDir)
 				}
 			}
@@ -260,23 +262,8 @@ func (c *Claims) waitForRelease(ctx context.Context, lockDir string, max time.Du
 		if !time.Now().Before(deadline) {
 			return
 		}
-		if !sleepCtx(ctx, c.mutexPoll) {
+		if ctxsleep.Sleep(ctx, c.mutexPoll) != nil {
 			return
 		}
-	}
-}
-
-// sleepCtx sleeps d or until ctx ends; false when ctx ended.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }

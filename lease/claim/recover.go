@@ -72,7 +72,7 @@ func (c *Claims) recoverStaleLocked(ctx context.Context, path, key, holder strin
 	switch err := atomicCreateExclusive(path, payload); {
 	case err == nil:
 		data := commonEventData(rec)
-		data = append(data, Field{"previous_holder", existing.Holder}, Field{"previous_pid", big.NewInt(int64(existing.PID))})
+		data = append(data, Field{Key: "previous_holder", Value: existing.Holder}, Field{Key: "previous_pid", Value: big.NewInt(int64(existing.PID))})
 		return c.done(ctx, o, &Acquisition{Record: rec, Path: path, Event: EventStaleReclaimed}, data), false, nil
 	case errors.Is(err, errAlreadyHeld):
 		return nil, true, nil

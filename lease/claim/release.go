@@ -53,7 +53,7 @@ func (c *Claims) Release(ctx context.Context, key, holder string) error {
 		return fmt.Errorf("release %s: %w", path, err)
 	}
 	data := commonEventData(existing)
-	data = append(data, Field{"duration_held_ms", big.NewInt(held)})
+	data = append(data, Field{Key: "duration_held_ms", Value: big.NewInt(held)})
 	c.emit(ctx, EventReleased, data)
 	return nil
 }
@@ -65,7 +65,7 @@ type Status struct {
 	State State
 	// Record is set for Live, Suspect and Stale.
 	Record *Record
-	// Err says why a Corrupted file was refused (a *CorruptedError), or why
+	// Err says why a Corrupted file was refused (a *CorruptError), or why
 	// no path could be resolved (the state is then Free).
 	Err error
 }

@@ -218,7 +218,7 @@ func TestClaimFileSymlinkIsCorruptedNotFollowed(t *testing.T) {
 	os.MkdirAll(filepath.Dir(path), 0o755)
 	os.Symlink(victim, path)
 	_, err := readClaimFile(path)
-	if !errors.Is(err, ErrCorrupted) {
+	if !errors.Is(err, ErrCorrupt) {
 		t.Errorf("want corrupted, have %v", err)
 	}
 	check()

@@ -3,7 +3,6 @@ package claim
 import (
 	"errors"
 	"fmt"
-	"math"
 	"math/big"
 	"os"
 	"reflect"
@@ -73,9 +72,9 @@ func TestReaderRejectsNewerSchemaNonDictAndGarbageAsCorrupted(t *testing.T) {
 			path := t.TempDir() + "/c.lock"
 			os.WriteFile(path, []byte(text), 0o644)
 			_, err := readClaimFile(path)
-			var ce *CorruptedError
+			var ce *CorruptError
 			if !errors.As(err, &ce) || ce.Path != path {
-				t.Errorf("want *CorruptedError naming %s, have %v", path, err)
+				t.Errorf("want *CorruptError naming %s, have %v", path, err)
 			}
 		})
 	}
@@ -83,8 +82,8 @@ func TestReaderRejectsNewerSchemaNonDictAndGarbageAsCorrupted(t *testing.T) {
 
 func TestMetadataSurvivesYAMLRoundtrip(t *testing.T) {
 	meta := Metadata{
-		{"nested", Metadata{{"a", []any{big.NewInt(1), big.NewInt(2)}}, {"b", "text"}}},
-		{"flag", true},
+		{Key: "nested", Value: Metadata{{Key: "a", Value: []any{big.NewInt(1), big.NewInt(2)}}, {Key: "b", Value: "text"}}},
+		{Key: "flag", Value: true},
 	}
 	rec := &Record{SchemaVersion: 1, Key: "session:u", Holder: "h", AcquiredAt: 42, PID: 7, Host: "hh",
 		Reason: strPtr("why"), Harness: strPtr("codex"), MachineID: strPtr("mid"), Metadata: meta}
@@ -117,19 +116,5 @@ func TestClaimWithHarnessKeyRoundTrips(t *testing.T) {
 	text, _ := marshalRecord(rec)
 	if strings.Contains(string(text), "harness") {
 		t.Errorf("nil harness must be omitted, have:\n%s", text)
-	}
-}
-
-func TestPyFloatRepr(t *testing.T) {
-	for _, tc := range []struct {
-		in   float64
-		want string
-	}{
-		{1e16, "1.0e+16"}, {1e15, "1000000000000000.0"}, {0.0001, "0.0001"}, {1e-05, "1.0e-05"},
-		{123.456, "123.456"}, {math.Copysign(0, -1), "-0.0"}, {2.5e-310, "2.5e-310"}, {1.5e300, "1.5e+300"},
-	} {
-		if have := pyFloatRepr(tc.in); have != tc.want {
-			t.Errorf("%v: want %q, have %q", tc.in, tc.want, have)
-		}
 	}
 }

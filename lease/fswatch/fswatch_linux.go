@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/leasewrap/leasewrap/internal/eintr"
 	"github.com/leasewrap/leasewrap/lease"
 )
 
@@ -22,6 +23,10 @@ import (
 type Watch struct {
 	Dir   string
 	Names []string
+	// Reads also wakes on the last close of a read-only open file
+	// description of a watched name (IN_CLOSE_NOWRITE): when a flock(1)
+	// holder, which opens its lock file read-only, lets go.
+	Reads bool
 }
 
 // Watcher wakes a waiter when a lease may have become free: a watched
@@ -61,7 +66,11 @@ func New(ws []Watch) (*Watcher, error) {
 		return w, nil // inotify unavailable (limits): poll instead
 	}
 	for _, x := range ws {
-		wd, err := unix.InotifyAddWatch(fd, x.Dir, watchMask)
+		mask := uint32(watchMask)
+		if x.Reads {
+			mask |= unix.IN_CLOSE_NOWRITE
+		}
+		wd, err := unix.InotifyAddWatch(fd, x.Dir, mask)
 		if err != nil {
 			continue
 		}
@@ -143,11 +152,9 @@ func (w *Watcher) Wait(ctx context.Context, held error, limit time.Duration) (bo
 		if w.pidfd >= 0 {
 			fds = append(fds, unix.PollFd{Fd: int32(w.pidfd), Events: unix.POLLIN})
 		}
-		ms := max(int(time.Until(deadline).Milliseconds()), 0)
-		n, err := unix.Poll(fds, ms)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
+		n, err := eintr.Retry2(func() (int, error) {
+			return unix.Poll(fds, max(int(time.Until(deadline).Milliseconds()), 0))
+		})
 		if err != nil {
 			return false, fmt.Errorf("fswatch: poll watcher: %w", err)
 		}

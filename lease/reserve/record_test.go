@@ -1,6 +1,7 @@
 package reserve
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"time"
@@ -221,6 +222,33 @@ func TestNewRunIDIsLowercaseULID(t *testing.T) {
 	}
 	if err := ValidateRunID(id); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRunIDMatchesTheULIDSpelling: vectors produced by
+// github.com/oklog/ulid/v2 (ulid.New(ulid.Timestamp(t), entropy), lower
+// case), which run ids were made with before, and by orchestratectl.
+func TestRunIDMatchesTheULIDSpelling(t *testing.T) {
+	for _, c := range []struct {
+		ms      int64
+		entropy []byte
+		want    string
+	}{
+		{0, make([]byte, 10), "00000000000000000000000000"},
+		{1469918176385, bytes.Repeat([]byte{0xff}, 10), "01aryz6s41zzzzzzzzzzzzzzzz"},
+		{1764597600123, []byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, "01kbd3d3vv000g40r40m30e209"},
+		{1<<48 - 1, []byte{0xde, 0xad, 0xbe, 0xef, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab}, "7zzzzzzzzzvtpvxvr14d2pf2db"},
+	} {
+		have, err := newRunID(time.UnixMilli(c.ms), bytes.NewReader(c.entropy))
+		if err != nil || have != c.want {
+			t.Errorf("%d ms, entropy %x: want %s, have %s (%v)", c.ms, c.entropy, c.want, have, err)
+		}
+	}
+	if _, err := newRunID(time.UnixMilli(1<<48), bytes.NewReader(make([]byte, 10))); err == nil {
+		t.Error("a time past the 48-bit range: want an error")
+	}
+	if _, err := newRunID(time.UnixMilli(1), bytes.NewReader(make([]byte, 9))); err == nil {
+		t.Error("short entropy: want an error")
 	}
 }
 

@@ -3,23 +3,52 @@ package reserve
 import (
 	"crypto/rand"
 	"fmt"
-	"strings"
+	"io"
 	"time"
-
-	"github.com/oklog/ulid/v2"
 )
 
 // maxRunIDLen bounds a run id: it becomes a file name (plus ".lease").
 const maxRunIDLen = 128
 
 // NewRunID returns a fresh orchestratectl run id: a 26-character ULID in
-// lowercase Crockford base32.
+// lowercase Crockford base32 (48 bits of Unix milliseconds, 80 random
+// bits).
 func NewRunID(now time.Time) (string, error) {
-	id, err := ulid.New(ulid.Timestamp(now), rand.Reader)
-	if err != nil {
+	return newRunID(now, rand.Reader)
+}
+
+// newRunID is NewRunID with its entropy source. A ULID is written here
+// rather than with github.com/oklog/ulid, whose package initialization
+// (a seeded math/rand source) and imports (database/sql/driver) every
+// leasewrap start paid for these dozen lines.
+func newRunID(now time.Time, entropy io.Reader) (string, error) {
+	ms := now.UnixMilli()
+	if ms < 0 || ms >= 1<<48 {
+		return "", fmt.Errorf("reserve: new run id: time %v is outside the ULID range (1970 to 10889)", now)
+	}
+	var id [16]byte
+	for i := 0; i < 6; i++ {
+		id[i] = byte(ms >> (40 - 8*i))
+	}
+	if _, err := io.ReadFull(entropy, id[6:]); err != nil {
 		return "", fmt.Errorf("reserve: new run id: %w", err)
 	}
-	return strings.ToLower(id.String()), nil
+	// 128 bits in 26 base32 digits, the first carrying the top 3 bits.
+	const digits = "0123456789abcdefghjkmnpqrstvwxyz" // Crockford, lower case
+	var out [26]byte
+	var acc uint64 // bits not yet written, right-aligned
+	nbits := 2     // pad: 26*5 = 130 = 128 + 2 leading zero bits
+	j := 0
+	for _, b := range id {
+		acc = acc<<8 | uint64(b)
+		nbits += 8
+		for nbits >= 5 {
+			nbits -= 5
+			out[j] = digits[(acc>>nbits)&31]
+			j++
+		}
+	}
+	return string(out[:]), nil
 }
 
 // ValidateRunID checks that a run id is safe to use as a path component:

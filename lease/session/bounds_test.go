@@ -74,7 +74,7 @@ func TestOwnerRecordOverBoundIsUnverifiableAndKept(t *testing.T) {
 			}
 			_, err = s.Acquire(context.Background(), sid, testContext("next", 7))
 			var uv *UnverifiableError
-			if over && (!errors.As(err, &uv) || !errors.Is(err, ErrUndecodable) || !strings.Contains(err.Error(), "larger than")) {
+			if over && (!errors.As(err, &uv) || !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "larger than")) {
 				t.Fatalf("want *UnverifiableError naming the bound, have %T: %v", err, err)
 			}
 			if !over {

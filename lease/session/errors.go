@@ -13,9 +13,9 @@ var (
 	// ErrMissingWriterEpoch reports an owner registration without a storage
 	// writer epoch; the seed refuses anonymous writers.
 	ErrMissingWriterEpoch = errors.New("session: storage writer epoch required")
-	// ErrUndecodable reports an owner record that is not a well-formed owner
+	// ErrCorrupt reports an owner record that is not a well-formed owner
 	// record (see DecodeOwner).
-	ErrUndecodable = errors.New("session: undecodable owner record")
+	ErrCorrupt = errors.New("session: corrupt owner record")
 )
 
 // IOError is a failed file-system operation on Path.

@@ -107,7 +107,7 @@ func EncodeOwner(o *Owner) ([]byte, error) {
 func DecodeOwner(data []byte) (*Owner, error) {
 	o, err := decodeOwner(data)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUndecodable, err)
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
 	return o, nil
 }

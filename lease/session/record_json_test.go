@@ -96,8 +96,8 @@ func TestDecodeOwnerRejects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o, err := DecodeOwner([]byte(tt.in))
-			if !errors.Is(err, ErrUndecodable) {
-				t.Fatalf("want ErrUndecodable, have %+v, %v", o, err)
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("want ErrCorrupt, have %+v, %v", o, err)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package claim
+package pyyaml
 
 import (
 	"fmt"
@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// This file writes a Record exactly as PyYAML's
-// yaml.safe_dump(record, sort_keys=False) does (default width 80, indent 2,
+// This file writes a Mapping exactly as PyYAML's
+// yaml.safe_dump(mapping, sort_keys=False) does (default width 80, indent 2,
 // allow_unicode False). It is a port of the parts of PyYAML's Emitter
 // (emitter.py) that the record's shapes reach: block mappings and
 // sequences, empty flow collections, and plain, single- and double-quoted
@@ -30,54 +30,11 @@ type emitter struct {
 	flowLevel  int
 }
 
-// marshalRecord renders rec as the Python writer does, field order
-// schema_version, key, holder, acquired_at, pid, host, machine_id?,
-// expires_at?, reason?, harness?, metadata?.
-// A record the readers would refuse (see MaxNesting, MaxRecordBytes) is
-// an ErrInvalid error instead: nothing is written.
-func marshalRecord(rec *Record) ([]byte, error) {
-	if err := checkWritable(rec); err != nil {
-		return nil, err
-	}
-	out, err := dumpYAML(recordFields(rec))
-	if err == nil && len(out) > MaxRecordBytes {
-		return nil, fmt.Errorf("%w: the claim would be %d bytes, more than the %d (%d MiB) that readers accept; attach less metadata",
-			ErrInvalid, len(out), MaxRecordBytes, MaxRecordBytes>>20)
-	}
-	return out, err
-}
-
-// recordFields is the record as the ordered mapping the Python writer
-// dumps.
-func recordFields(rec *Record) Metadata {
-	m := Metadata{
-		{"schema_version", big.NewInt(int64(rec.SchemaVersion))},
-		{"key", rec.Key},
-		{"holder", rec.Holder},
-		{"acquired_at", big.NewInt(rec.AcquiredAt)},
-		{"pid", big.NewInt(int64(rec.PID))},
-		{"host", rec.Host},
-	}
-	if rec.MachineID != nil {
-		m = append(m, Field{"machine_id", *rec.MachineID})
-	}
-	if rec.ExpiresAt != nil {
-		m = append(m, Field{"expires_at", big.NewInt(*rec.ExpiresAt)})
-	}
-	if rec.Reason != nil {
-		m = append(m, Field{"reason", *rec.Reason})
-	}
-	if rec.Harness != nil {
-		m = append(m, Field{"harness", *rec.Harness})
-	}
-	if len(rec.Metadata) > 0 {
-		m = append(m, Field{"metadata", rec.Metadata})
-	}
-	return m
-}
-
-// dumpYAML renders a root mapping like yaml.safe_dump(sort_keys=False).
-func dumpYAML(root Metadata) (out []byte, err error) {
+// Dump renders root as yaml.safe_dump(root, sort_keys=False) does (see the
+// package doc for the values it takes). A key that PyYAML could not write
+// as a simple key (empty, multi-line or 128 characters and longer) or a
+// value of another type is an error, and nothing is returned.
+func Dump(root Mapping) (out []byte, err error) {
 	e := &emitter{whitespace: true, indention: true, indent: -1}
 	defer func() {
 		if r := recover(); r != nil {
@@ -124,7 +81,7 @@ func (e *emitter) popIndent() {
 // node emits a value in block context (expect_node).
 func (e *emitter) node(v any, mappingCtx bool) {
 	switch x := v.(type) {
-	case Metadata:
+	case Mapping:
 		if len(x) == 0 {
 			e.flowCollection("{", "}")
 			return
@@ -153,12 +110,12 @@ func (e *emitter) flowCollection(open, close string) {
 	e.writeIndicator(close, false, false, false)
 }
 
-func (e *emitter) blockMapping(m Metadata) {
+func (e *emitter) blockMapping(m Mapping) {
 	e.increaseIndent(false, false)
 	for _, f := range m {
 		e.writeIndent()
 		if !simpleKey(f.Key) {
-			panic(emitError{fmt.Sprintf("metadata key %q cannot be written as a simple YAML key (empty, multi-line or 128+ characters)", f.Key)})
+			panic(emitError{fmt.Sprintf("key %q cannot be written as a simple YAML key (empty, multi-line or 128+ characters)", f.Key)})
 		}
 		e.increaseIndent(true, false)
 		e.scalar(f.Key, true, true)
@@ -206,7 +163,7 @@ func scalarText(v any) (string, bool) {
 	case string:
 		return x, true
 	}
-	panic(emitError{fmt.Sprintf("cannot write a value of type %T in a claim", v)})
+	panic(emitError{fmt.Sprintf("cannot write a value of type %T as YAML", v)})
 }
 
 // scalar chooses the style (choose_scalar_style) and writes the scalar.
@@ -364,6 +321,20 @@ func (e *emitter) writeLineBreak(data string) {
 	e.b.WriteString(data)
 }
 
+// writeBreaks writes a run of line breaks inside a plain or single-quoted
+// scalar and indents the next line, as write_plain and write_single_quoted
+// do: a run that starts with "\n" gets one more, since a single break would
+// fold into a space when read.
+func (e *emitter) writeBreaks(breaks []rune) {
+	if breaks[0] == '\n' {
+		e.writeLineBreak("\n")
+	}
+	for _, br := range breaks {
+		e.writeLineBreak(string(br))
+	}
+	e.writeIndent()
+}
+
 func (e *emitter) writePlain(text []rune, split bool) {
 	if len(text) == 0 {
 		return
@@ -394,13 +365,7 @@ func (e *emitter) writePlain(text []rune, split bool) {
 			}
 		case breaks:
 			if ch == -1 || !isBreak(ch) {
-				if text[start] == '\n' {
-					e.writeLineBreak("\n")
-				}
-				for _, br := range text[start:end] {
-					e.writeLineBreak(string(br))
-				}
-				e.writeIndent()
+				e.writeBreaks(text[start:end])
 				e.whitespace = false
 				e.indention = false
 				start = end
@@ -440,13 +405,7 @@ func (e *emitter) writeSingleQuoted(text []rune, split bool) {
 			}
 		case breaks:
 			if ch == -1 || !isBreak(ch) {
-				if text[start] == '\n' {
-					e.writeLineBreak("\n")
-				}
-				for _, br := range text[start:end] {
-					e.writeLineBreak(string(br))
-				}
-				e.writeIndent()
+				e.writeBreaks(text[start:end])
 				start = end
 			}
 		default:

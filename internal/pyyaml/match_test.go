@@ -1,4 +1,4 @@
-package claim
+package pyyaml
 
 import (
 	"math/rand/v2"
@@ -8,7 +8,7 @@ import (
 )
 
 // PyYAML's implicit resolver expressions (resolver.py), which the
-// hand-written matchers of yaml_match.go must agree with on every input.
+// hand-written matchers of match.go must agree with on every input.
 // Python's `$` also matches before one trailing newline: `\n?\z`.
 var resolverExprs = []struct {
 	name  string

@@ -1,10 +1,10 @@
-package claim
+package pyyaml
 
 import "strings"
 
 // Matchers for PyYAML's implicit resolvers, written out by hand. Each
 // matchX(s) reports exactly what the resolver's regular expression (kept in
-// yaml_match_test.go, which checks the two agree) reports for s. Compiling
+// match_test.go, which checks the two agree) reports for s. Compiling
 // those expressions was ≈ 0.2 ms of every claim run, which reads its record
 // back at least once. Python's `$` also matches before one trailing
 // newline: whole() accepts s, or s without one final "\n".

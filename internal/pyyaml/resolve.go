@@ -1,4 +1,4 @@
-package claim
+package pyyaml
 
 import (
 	"math"
@@ -12,8 +12,8 @@ import (
 // needs them to know which strings must be quoted (a plain "yes", "1:30" or
 // "2024-01-02" would read back as a bool, an int or a date); the reader
 // needs them to type plain scalars exactly as a Python peer does. The
-// matchers are PyYAML's regular expressions written out (yaml_match.go;
-// yaml_match_test.go checks them against the expressions).
+// matchers are PyYAML's regular expressions written out (match.go;
+// match_test.go checks them against the expressions).
 
 const (
 	tagStr   = "str"

@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/leasewrap/leasewrap/lease"
+	"github.com/leasewrap/leasewrap/supervisor"
+)
+
+// TestQuietSilencesOnlySkipsAndLoss: under -q a skipped run (held, wait
+// timed out, whatever the conflict code) and a lost lease (the supervisor
+// has logged it) print no final line; a usage or internal error still
+// does. Without -q every error line is printed.
+func TestQuietSilencesOnlySkipsAndLoss(t *testing.T) {
+	held := &lease.HeldError{Kind: "flock", Key: "/k"}
+	conflict := func(cause error, code int) error {
+		return Outcome(supervisor.Result{Outcome: supervisor.Conflict, Cause: cause}, code, nil)
+	}
+	for _, tc := range []struct {
+		name   string
+		err    error
+		silent bool
+	}{
+		{"held", conflict(held, 75), true},
+		{"held, --conflict-exit-code 0", conflict(held, 0), true},
+		{"wait timed out", conflict(fmt.Errorf("%w: %w", supervisor.ErrWaitTimeout, held), 75), true},
+		{"lost", Outcome(supervisor.Result{Outcome: supervisor.Lost, Cause: fmt.Errorf("x: %w", lease.ErrLost)}, 75, nil), true},
+		{"usage", fmt.Errorf("%w: bad", ErrUsage), false},
+		{"internal", errors.New("boom"), false},
+		{"refused", fmt.Errorf("x: %w", lease.ErrRefused), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, quiet := range []bool{false, true} {
+				var b strings.Builder
+				ExitCode(tc.err, quietSink(quiet, tc.err, &b))
+				if silent := b.Len() == 0; silent != (quiet && tc.silent) {
+					t.Fatalf("quiet=%v: want silent=%v, have %q", quiet, quiet && tc.silent, b.String())
+				}
+			}
+		})
+	}
+}

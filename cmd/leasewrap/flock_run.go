@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/leasewrap/leasewrap/cli"
+	"github.com/leasewrap/leasewrap/lease/flock"
+)
+
+// flockRunCmd holds a flock(2) on PATH while a command runs.
+type flockRunCmd struct {
+	Path   string `arg:"" help:"Lock file, created (mode 0666 minus the umask) when missing; its directory must exist. Never a symlink, directory or device." placeholder:"PATH"`
+	Shared bool   `short:"s" help:"Take a shared lock (LOCK_SH, flock(1) -s): shared holders run together and exclude exclusive ones."`
+	Holder string `help:"Holder identity exported as LEASEWRAP_HOLDER (a flock records none). Default: leasewrap:HOST:PID:RANDOM."`
+	cli.RunFlags
+}
+
+func (c *flockRunCmd) Help() string {
+	return `Takes the same lock flock(1) takes, flock(2) LOCK_EX on PATH opened
+read-only, so leasewrap and flock(1) exclude each other in both directions.
+The locked descriptor is inherited by the command (LEASEWRAP_FD): if
+leasewrap is killed, the lock stays with the command until it and every
+process holding the descriptor have exited. No TTL, nothing to go stale.
+
+From flock(1):  flock -n PATH CMD      is  leasewrap flock run PATH -- CMD
+                flock -w 30 PATH CMD   is  leasewrap flock run PATH --wait 30s -- CMD
+                flock -s PATH CMD      is  leasewrap flock run PATH -s -- CMD
+                flock -E 0 -n PATH CMD is  leasewrap flock run PATH --conflict-exit-code 0 -- CMD
+Differences: a held lock exits 75 (flock(1): 1); PATH must be a regular file
+(a symlink, directory, FIFO, device or second hard link at PATH is refused,
+where flock(1) follows or locks it); a waiter reacts to a release within
+milliseconds as flock(1) does, by watching the file, not by blocking.
+
+Examples:
+  leasewrap flock run /var/lock/backup.lock -- ./backup.sh
+  leasewrap -q flock run /var/lock/sync.lock -- /usr/local/bin/sync      # crontab: silent unless it fails
+  leasewrap flock run /run/lock/deploy.lock --wait 5m -- ./deploy.sh`
+}
+
+func (c *flockRunCmd) Validate() error {
+	return c.RunFlags.Check(0)
+}
+
+func (c *flockRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
+	holder := c.Holder
+	if holder == "" {
+		holder = cli.DefaultHolder()
+	}
+	l, err := flock.NewLocker(flock.Config{Path: c.Path, Shared: c.Shared, Holder: holder})
+	if err != nil {
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
+	}
+	defer l.Close()
+	return c.Supervise(ctx, c.Config(l, logger))
+}

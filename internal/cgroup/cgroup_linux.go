@@ -1,0 +1,223 @@
+package cgroup
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrUnavailable is wrapped by every reason Parent gives for not offering a
+// place to create a job cgroup.
+var ErrUnavailable = errors.New("cgroup: no cgroup v2 directory of our own")
+
+// ErrUndelegated is wrapped (with ErrUnavailable) when our cgroup is a
+// systemd unit's that systemd did not mark as delegated. systemd before 251
+// marks no delegated cgroup, so Parent then also returns the directory:
+// a caller told by its user that the unit has Delegate=yes may use it.
+var ErrUndelegated = errors.New("cgroup: systemd unit not delegated")
+
+// Prefix starts the name of every job cgroup leasewrap creates:
+// leasewrap-<creator pid>-<random hex>.
+const Prefix = "leasewrap-"
+
+// Place is where this process sits in the cgroup v2 hierarchy.
+type Place struct {
+	Mount string // where the v2 hierarchy is mounted (/sys/fs/cgroup or /sys/fs/cgroup/unified)
+	Path  string // this process's cgroup, relative to the hierarchy's root ("/" = root)
+	Dir   string // Mount joined with Path: the directory of this process's cgroup
+}
+
+// Locate finds the cgroup v2 mount (/proc/self/mountinfo) and this
+// process's cgroup in it (the "0::" line of /proc/self/cgroup).
+func Locate() (Place, error) {
+	mi, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return Place{}, fmt.Errorf("%w: read /proc/self/mountinfo: %v", ErrUnavailable, err)
+	}
+	mnt, root, err := findMount(mi)
+	if err != nil {
+		return Place{}, err
+	}
+	pc, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return Place{}, fmt.Errorf("%w: read /proc/self/cgroup: %v", ErrUnavailable, err)
+	}
+	p, err := selfPath(pc)
+	if err != nil {
+		return Place{}, err
+	}
+	return place(mnt, root, p)
+}
+
+// place joins the mount with the process's path. The mount's root (field
+// 4 of mountinfo) is not "/" when a sub-hierarchy is mounted (a container
+// without its own cgroup namespace); the process's path is then under it.
+func place(mnt, root, p string) (Place, error) {
+	rel := p
+	if root != "/" {
+		if p != root && !strings.HasPrefix(p, root+"/") {
+			return Place{}, fmt.Errorf("%w: our cgroup %s is outside the hierarchy mounted at %s (mount root %s)", ErrUnavailable, p, mnt, root)
+		}
+		rel = strings.TrimPrefix(p, root)
+		if rel == "" {
+			rel = "/"
+		}
+	}
+	return Place{Mount: mnt, Path: p, Dir: filepath.Join(mnt, rel)}, nil
+}
+
+// findMount returns the mount point and mount root of the first cgroup2
+// file system in a mountinfo text. Fields: id parent major:minor root
+// mountpoint options [optional...] - fstype source superoptions.
+func findMount(mi []byte) (mnt, root string, err error) {
+	sc := bufio.NewScanner(bytes.NewReader(mi))
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		sep := -1
+		for i, s := range f {
+			if s == "-" {
+				sep = i
+				break
+			}
+		}
+		if sep < 5 || sep+1 >= len(f) || f[sep+1] != "cgroup2" {
+			continue
+		}
+		return unescape(f[4]), unescape(f[3]), nil
+	}
+	return "", "", fmt.Errorf("%w: no cgroup2 file system in /proc/self/mountinfo (cgroup v1 only, or not mounted)", ErrUnavailable)
+}
+
+// unescape undoes mountinfo's octal escapes (\040 for a space).
+func unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// selfPath returns the cgroup v2 path of a /proc/PID/cgroup text.
+func selfPath(pc []byte) (string, error) {
+	for _, line := range strings.Split(string(pc), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			if !strings.HasPrefix(p, "/") {
+				return "", fmt.Errorf("%w: unexpected cgroup v2 path %q in /proc/self/cgroup", ErrUnavailable, p)
+			}
+			// "/foo (deleted)" if our cgroup was removed under us.
+			if strings.HasSuffix(p, " (deleted)") {
+				return "", fmt.Errorf("%w: our cgroup %s was removed", ErrUnavailable, p)
+			}
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%w: no cgroup v2 (0::) line in /proc/self/cgroup", ErrUnavailable)
+}
+
+// Parent returns the directory under which this process may create a job
+// cgroup: its own cgroup's directory, when
+//   - it is writable to us, and so is its cgroup.procs (a child born into a
+//     new cgroup below it migrates from it: the common ancestor);
+//   - it is not a systemd unit's cgroup without delegation (a name ending
+//     in .service or .scope with no trusted.delegate or user.delegate
+//     attribute): systemd owns the tree below a unit it did not delegate,
+//     root or not. This error also wraps ErrUndelegated and comes with the
+//     directory (see ErrUndelegated).
+//
+// Create checks the third condition, a kernel with cgroup.kill (5.14), on
+// the cgroup it creates: the root cgroup has none on any kernel.
+//
+// clone3(2), which starts a child inside a cgroup, must be allowed.
+//
+// A cgroup whose subtree_control enables controllers cannot hold
+// processes (the no-internal-process rule), but we are in ours, so it has
+// none enabled (or it is the root, where the rule does not apply): a child
+// of it may hold the job. Every error wraps ErrUnavailable and says why.
+func Parent() (string, error) {
+	pl, err := Locate()
+	if err != nil {
+		return "", err
+	}
+	return check(pl.Dir)
+}
+
+func check(dir string) (string, error) {
+	if err := clone3(); err != nil {
+		return "", err
+	}
+	if err := unix.Access(dir, unix.W_OK); err != nil {
+		return "", fmt.Errorf("%w: our cgroup %s is not writable (%v): not root and not a delegated subtree", ErrUnavailable, dir, err)
+	}
+	if err := unix.Access(filepath.Join(dir, "cgroup.procs"), unix.W_OK); err != nil {
+		return "", fmt.Errorf("%w: %s/cgroup.procs is not writable (%v): a process cannot move below it", ErrUnavailable, dir, err)
+	}
+	if unit := filepath.Base(dir); (strings.HasSuffix(unit, ".service") || strings.HasSuffix(unit, ".scope")) && !delegated(dir) {
+		return dir, fmt.Errorf("%w: %w: %s is the cgroup of systemd unit %s, not marked delegated (set Delegate=yes; systemd before 251 marks none)", ErrUnavailable, ErrUndelegated, dir, unit)
+	}
+	return dir, nil
+}
+
+// clone3 checks that clone3(2) is allowed, which CLONE_INTO_CGROUP needs:
+// a seccomp profile (older container runtimes') may answer ENOSYS for it,
+// as do kernels before 5.3. Called with no arguments it fails with EINVAL
+// where it is available, and starts nothing.
+func clone3() error {
+	_, _, errno := unix.RawSyscall(unix.SYS_CLONE3, 0, 0, 0)
+	if errno == unix.ENOSYS || errno == unix.EPERM {
+		return fmt.Errorf("%w: clone3 is refused (%v): a seccomp profile forbids it, or the kernel is older than 5.3", ErrUnavailable, errno)
+	}
+	return nil
+}
+
+// delegated reports whether systemd marked dir as delegated (systemd 251
+// and later set trusted.delegate, or user.delegate for user managers).
+func delegated(dir string) bool {
+	var b [8]byte
+	for _, attr := range []string{"trusted.delegate", "user.delegate"} {
+		if n, err := unix.Getxattr(dir, attr, b[:]); err == nil && n > 0 && b[0] == '1' {
+			return true
+		}
+	}
+	return false
+}
+
+// newName returns a fresh job cgroup name for this process.
+func newName() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%s%d-%s", Prefix, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// creatorPID parses the creator's pid out of a job cgroup's name.
+func creatorPID(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, Prefix)
+	if !ok {
+		return 0, false
+	}
+	pid, _, ok := strings.Cut(rest, "-")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(pid)
+	return n, err == nil && n > 0
+}

@@ -1,0 +1,266 @@
+package cgroup
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestFindMount(t *testing.T) {
+	for _, tc := range []struct {
+		name, mi, mnt, root string
+	}{
+		{"hybrid", "30 24 0:26 / /sys/fs/cgroup ro,nosuid - tmpfs tmpfs ro,mode=755\n" +
+			"41 31 0:38 / /sys/fs/cgroup/unified rw,relatime shared:7 - cgroup2 cgroup2 rw\n" +
+			"42 31 0:39 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n", "/sys/fs/cgroup/unified", "/"},
+		{"pure v2", "29 23 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw,nsdelegate\n", "/sys/fs/cgroup", "/"},
+		{"container without cgroupns", "500 400 0:26 /docker/abc /sys/fs/cgroup ro - cgroup2 cgroup rw\n", "/sys/fs/cgroup", "/docker/abc"},
+		{"escaped", `7 1 0:26 / /mnt/my\040cg rw - cgroup2 none rw` + "\n", "/mnt/my cg", "/"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mnt, root, err := findMount([]byte(tc.mi))
+			if err != nil || mnt != tc.mnt || root != tc.root {
+				t.Fatalf("want %q %q, have %q %q %v", tc.mnt, tc.root, mnt, root, err)
+			}
+		})
+	}
+	if _, _, err := findMount([]byte("42 31 0:39 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n")); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("v1 only: want ErrUnavailable, have %v", err)
+	}
+}
+
+func TestSelfPathAndPlace(t *testing.T) {
+	p, err := selfPath([]byte("9:name=systemd:/\n4:memory:/x\n0::/system.slice/a.service\n"))
+	if err != nil || p != "/system.slice/a.service" {
+		t.Fatalf("want /system.slice/a.service, have %q %v", p, err)
+	}
+	if _, err := selfPath([]byte("4:memory:/x\n")); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("no 0:: line: want ErrUnavailable, have %v", err)
+	}
+	if _, err := selfPath([]byte("0::/gone (deleted)\n")); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("deleted: want ErrUnavailable, have %v", err)
+	}
+	for _, tc := range []struct{ mnt, root, p, dir string }{
+		{"/sys/fs/cgroup", "/", "/", "/sys/fs/cgroup"},
+		{"/sys/fs/cgroup/unified", "/", "/a/b", "/sys/fs/cgroup/unified/a/b"},
+		{"/sys/fs/cgroup", "/docker/abc", "/docker/abc", "/sys/fs/cgroup"},
+		{"/sys/fs/cgroup", "/docker/abc", "/docker/abc/sub", "/sys/fs/cgroup/sub"},
+	} {
+		pl, err := place(tc.mnt, tc.root, tc.p)
+		if err != nil || pl.Dir != tc.dir {
+			t.Fatalf("place(%q, %q, %q): want %q, have %q %v", tc.mnt, tc.root, tc.p, tc.dir, pl.Dir, err)
+		}
+	}
+	if _, err := place("/sys/fs/cgroup", "/docker/abc", "/other"); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("outside the mount: want ErrUnavailable, have %v", err)
+	}
+}
+
+// realParent returns where this test may create cgroups; it skips where
+// the system offers none, except under CI (root on a cgroup v2 host).
+func realParent(t *testing.T) string {
+	t.Helper()
+	dir, err := Parent()
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI must offer a cgroup v2 directory: %v", err)
+		}
+		t.Skip(err)
+	}
+	return dir
+}
+
+// startIn starts argv born inside g (CLONE_INTO_CGROUP).
+func startIn(t *testing.T, g *Group, argv ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, UseCgroupFD: true, CgroupFD: g.FD()}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %q in %s: %v", argv, g.Dir(), err)
+	}
+	go cmd.Wait()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return cmd
+}
+
+func waitFile(t *testing.T, path string) string {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
+			return strings.TrimSpace(string(b))
+		}
+	}
+	t.Fatalf("%s not written within 10 s", path)
+	return ""
+}
+
+// A setsid'd, TERM-ignoring grandchild stays a member; Kill ends it; Wait
+// sees the cgroup empty; Close removes the directory.
+func TestGroupHoldsWhatLeavesTheProcessGroup(t *testing.T) {
+	g, err := Create(realParent(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Kill(); g.Close() })
+	if !strings.HasPrefix(filepath.Base(g.Dir()), fmt.Sprintf("%s%d-", Prefix, os.Getpid())) {
+		t.Fatalf("want a name leasewrap-<pid>-<rand>, have %s", g.Dir())
+	}
+	pidf := filepath.Join(t.TempDir(), "pid")
+	cmd := startIn(t, g, "sh", "-c", fmt.Sprintf(`setsid sh -c 'trap "" TERM; echo $$ > %s; exec sleep 30' & exit 0`, pidf))
+	esc, _ := strconv.Atoi(waitFile(t, pidf))
+	for cmd.ProcessState == nil && unix.Kill(cmd.Process.Pid, 0) == nil {
+		time.Sleep(5 * time.Millisecond) // the shell exits at once
+	}
+	pids, err := g.Members()
+	if err != nil || !slices.Contains(pids, esc) {
+		t.Fatalf("want the setsid'd %d among the members, have %v %v", esc, pids, err)
+	}
+	if pop, err := g.Populated(); !pop || err != nil {
+		t.Fatalf("want populated, have %v %v", pop, err)
+	}
+	g.Signal(syscall.SIGTERM) // ignored
+	if empty, err := g.Wait(100 * time.Millisecond); empty || err != nil {
+		t.Fatalf("want a member left after TERM, have empty=%v %v", empty, err)
+	}
+	if err := g.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if empty, err := g.Wait(10 * time.Second); !empty || err != nil {
+		t.Fatalf("want empty after Kill, have empty=%v %v", empty, err)
+	}
+	if err := unix.Kill(esc, 0); err != unix.ESRCH {
+		// A zombie until its parent (init) reaps it: not running.
+		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", esc)); !strings.Contains(string(b), ") Z ") {
+			t.Fatalf("setsid'd %d still runs after Kill", esc)
+		}
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(g.Dir()); !os.IsNotExist(err) {
+		t.Fatalf("want %s removed, have %v", g.Dir(), err)
+	}
+}
+
+// A nested job: a cgroup created inside one that has a member of its own
+// (no controllers enabled, so the no-internal-process rule does not apply)
+// takes a process; the outer one lists, kills and removes both.
+func TestNestedGroupInsideAPopulatedOne(t *testing.T) {
+	outer, err := Create(realParent(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { outer.Kill(); outer.Close() })
+	a := startIn(t, outer, "sleep", "30")
+	inner, err := Create(outer.Dir())
+	if err != nil {
+		t.Fatalf("create a cgroup inside a populated one: %v", err)
+	}
+	b := startIn(t, inner, "sleep", "30")
+	pids, _ := outer.Members()
+	if !slices.Contains(pids, a.Process.Pid) || !slices.Contains(pids, b.Process.Pid) {
+		t.Fatalf("want %d and %d among the outer members, have %v", a.Process.Pid, b.Process.Pid, pids)
+	}
+	if err := outer.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if empty, err := outer.Wait(10 * time.Second); !empty || err != nil {
+		t.Fatalf("want empty, have %v %v", empty, err)
+	}
+	if pop, _ := inner.Populated(); pop {
+		t.Fatal("the nested cgroup survived the outer Kill")
+	}
+	unix.Close(inner.fd) // the outer removes the nested directory
+	if err := outer.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(outer.Dir()); !os.IsNotExist(err) {
+		t.Fatalf("want %s removed, have %v", outer.Dir(), err)
+	}
+}
+
+// Create sweeps the empty job cgroups of dead creators, never a populated
+// one, one whose creator lives, or a young one (its creator may live in
+// another pid namespace).
+func TestCreateSweepsWhatDeadCreatorsLeft(t *testing.T) {
+	base, err := Create(realParent(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { base.Kill(); base.Close() })
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	d := dead.Process.Pid
+	emptyDead := filepath.Join(base.Dir(), fmt.Sprintf("%s%d-aaaa", Prefix, d))
+	busyDead := filepath.Join(base.Dir(), fmt.Sprintf("%s%d-bbbb", Prefix, d))
+	live := filepath.Join(base.Dir(), fmt.Sprintf("%s%d-cccc", Prefix, os.Getppid()))
+	other := filepath.Join(base.Dir(), "not-ours")
+	youngDead := filepath.Join(base.Dir(), fmt.Sprintf("%s%d-dddd", Prefix, d))
+	for _, dir := range []string{emptyDead, busyDead, live, other, youngDead} {
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-sweepAge - time.Minute)
+	for _, dir := range []string{emptyDead, busyDead, live, other} {
+		if err := os.Chtimes(dir, old, old); err != nil {
+			t.Fatalf("age %s: %v", dir, err)
+		}
+	}
+	(&Group{dir: busyDead}).Add(startIn(t, base, "sleep", "30").Process.Pid)
+	g, err := Create(base.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(g.fd)
+	for dir, want := range map[string]bool{emptyDead: false, busyDead: true, live: true, other: true, youngDead: true, g.Dir(): true} {
+		_, err := os.Stat(dir)
+		if have := err == nil; have != want {
+			t.Errorf("%s: want exists=%v, have %v", filepath.Base(dir), want, have)
+		}
+	}
+}
+
+func TestCheckRefusals(t *testing.T) {
+	plain := t.TempDir()
+	if _, err := Create(plain); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "cgroup.kill") {
+		t.Fatalf("no cgroup.kill: want the kernel named, have %v", err)
+	}
+	if ents, _ := os.ReadDir(plain); len(ents) != 0 {
+		t.Fatalf("want the refused directory removed, have %v", ents)
+	}
+	base, err := Create(realParent(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { base.Close() })
+	unit := filepath.Join(base.Dir(), "job.service")
+	if err := os.Mkdir(unit, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if dir, err := check(unit); !errors.Is(err, ErrUnavailable) || !errors.Is(err, ErrUndelegated) || dir != unit || !strings.Contains(err.Error(), "Delegate=yes") {
+		t.Fatalf("undelegated unit: want the directory and Delegate=yes named, have %q %v", dir, err)
+	}
+	if err := unix.Setxattr(unit, "trusted.delegate", []byte("1"), 0); err == nil {
+		if _, err := check(unit); err != nil {
+			t.Fatalf("delegated unit: want accepted, have %v", err)
+		}
+	} else {
+		t.Logf("trusted.delegate not settable here (%v); delegated case not checked", err)
+	}
+	if _, err := check(base.Dir()); err != nil {
+		t.Fatalf("own job cgroup: want accepted, have %v", err)
+	}
+}

@@ -1,0 +1,234 @@
+package flock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/internal/fdlock"
+	"github.com/leasewrap/leasewrap/internal/procstat"
+	"github.com/leasewrap/leasewrap/internal/safefile"
+	"github.com/leasewrap/leasewrap/lease"
+	"github.com/leasewrap/leasewrap/lease/fswatch"
+)
+
+// Kind is the kind's name (LEASEWRAP_KIND).
+const Kind = "flock"
+
+// Config configures a Locker.
+type Config struct {
+	// Path is the lock file; a relative path is made absolute against the
+	// working directory (LEASEWRAP_KEY is the absolute path).
+	Path string
+	// Shared takes LOCK_SH instead of LOCK_EX: shared holders exclude
+	// exclusive ones only (flock(1) -s).
+	Shared bool
+	// Holder is the identity exported as LEASEWRAP_HOLDER. A flock records
+	// no holder: it is for the command and the logs only.
+	Holder string
+}
+
+// Locker takes the flock of one file. It opens the file at its first
+// attempt and keeps it open across attempts (as flock(1) -w does), so a
+// waiter's retries open and close nothing that would wake other waiters.
+// Close releases a descriptor no lease took over. A Locker is not safe for
+// concurrent use.
+type Locker struct {
+	path   string
+	shared bool
+	holder string
+	f      *os.File // opened by the first attempt; handed to the Lease on success
+}
+
+var (
+	_ lease.Locker   = (*Locker)(nil)
+	_ lease.Notifier = (*Locker)(nil)
+)
+
+// NewLocker checks c and returns its Locker. The errors are the caller's
+// mistakes, each naming the path: an empty path, a directory, a parent
+// directory that does not exist.
+func NewLocker(c Config) (*Locker, error) {
+	if c.Path == "" {
+		return nil, errors.New("the lock file path is empty")
+	}
+	if c.Holder == "" {
+		return nil, errors.New("the holder identity is empty")
+	}
+	path, err := filepath.Abs(c.Path)
+	if err != nil {
+		return nil, fmt.Errorf("lock file %s: %w", c.Path, err)
+	}
+	if fi, err := os.Lstat(path); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("lock file %s is a directory: leasewrap flock locks only a regular file (flock(1) also locks directories); give a file in it, e.g. %s", path, filepath.Join(path, ".lock"))
+	}
+	dir := filepath.Dir(path)
+	if fi, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("lock file %s: its directory %s: %w (leasewrap creates the file, not its directory)", path, dir, unwrapPath(err))
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("lock file %s: %s is not a directory", path, dir)
+	}
+	return &Locker{path: path, shared: c.Shared, holder: c.Holder}, nil
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Kind is "flock".
+func (l *Locker) Kind() string { return Kind }
+
+// Key is the lock file's absolute path.
+func (l *Locker) Key() string { return l.path }
+
+// Acquire tries once to lock the file (LOCK_NB). Contention is a
+// *lease.HeldError naming the holder's pid when /proc/locks shows it; a
+// planted symlink, FIFO, device or hard link matches lease.ErrRefused.
+func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
+	if l.f == nil {
+		f, err := open(l.path)
+		if err != nil {
+			return nil, err
+		}
+		l.f = f
+	}
+	how := unix.LOCK_EX
+	if l.shared {
+		how = unix.LOCK_SH
+	}
+	ok, err := fdlock.Try(l.f, how)
+	if err != nil {
+		return nil, fmt.Errorf("flock %s: %w", l.path, err)
+	}
+	if !ok {
+		return nil, l.held()
+	}
+	f := l.f
+	l.f = nil
+	return &Lease{f: f, holder: l.holder}, nil
+}
+
+// Close closes the descriptor of attempts that did not take the lock. It
+// is idempotent, and harmless after a successful Acquire (the Lease owns
+// that descriptor).
+func (l *Locker) Close() error {
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}
+
+// Notify watches the lock file's name: its holder's last close (a flock(1)
+// or leasewrap holder opens it read-only) and its removal or replacement.
+// The holder's pid, when the contention error names one, is watched too.
+func (l *Locker) Notify(ctx context.Context) (lease.Wake, error) {
+	return fswatch.New([]fswatch.Watch{{Dir: filepath.Dir(l.path), Names: []string{filepath.Base(l.path)}, Reads: true}})
+}
+
+// held is the contention error, naming what /proc/locks knows.
+func (l *Locker) held() error {
+	h := &lease.HeldError{Kind: Kind, Key: l.path, Detail: "another process holds a flock on it (flock(1) or leasewrap)"}
+	var st unix.Stat_t
+	if unix.Fstat(int(l.f.Fd()), &st) == nil {
+		if pid, mode, ok := lockHolder(procLocks, uint64(st.Dev), st.Ino); ok {
+			h.PID = pid
+			h.Detail = takenBy(pid, mode)
+		}
+	}
+	return h
+}
+
+// takenBy says, for people, who took the lock: /proc/locks names the
+// process that called flock(2), which may have exited since, leaving the
+// lock with the processes it passed the descriptor to (a SIGKILLed
+// leasewrap's job).
+func takenBy(pid int, mode string) string {
+	if pid == 0 {
+		return mode + " lock taken by a process outside this pid namespace"
+	}
+	st, err := procstat.Read(pid)
+	if err != nil || !st.Live() {
+		return mode + " lock taken by a process that has exited; processes it passed the descriptor to still hold it"
+	}
+	return fmt.Sprintf("%s lock taken by %q; it lasts while any process holding that descriptor runs", mode, st.Comm)
+}
+
+// open opens the lock file as flock(1) does (O_RDONLY|O_CREAT|O_NOCTTY,
+// mode 0666 before the umask) under safefile's rules: the last component
+// is never followed, a FIFO never blocks, and only a regular file with one
+// link is kept.
+func open(path string) (*os.File, error) {
+	f, err := safefile.Open(path, os.O_RDONLY|os.O_CREATE|unix.O_NOCTTY, 0o666)
+	if err == nil {
+		var fi fs.FileInfo
+		if fi, err = f.Stat(); err == nil {
+			err = safefile.CheckOpened(fi, path)
+		}
+		if err != nil {
+			f.Close()
+		}
+	}
+	var ue *safefile.UnsafeError
+	switch {
+	case err == nil:
+		return f, nil
+	case errors.As(err, &ue):
+		return nil, fmt.Errorf("%w: lock file %v", lease.ErrRefused, err)
+	}
+	return nil, fmt.Errorf("open lock file %s: %w", path, unwrapPath(err))
+}
+
+// Lease is a held flock: the open file description that carries it.
+type Lease struct {
+	f      *os.File
+	holder string
+}
+
+var (
+	_ lease.Lease      = (*Lease)(nil)
+	_ lease.FileHolder = (*Lease)(nil)
+)
+
+// Holder is the configured holder identity (LEASEWRAP_HOLDER).
+func (s *Lease) Holder() string { return s.holder }
+
+// Env adds nothing: LEASEWRAP_FD says which descriptor holds the lock.
+func (*Lease) Env() []string { return nil }
+
+// TTL is 0: a flock lasts while its descriptor is open.
+func (*Lease) TTL() time.Duration { return 0 }
+
+// Renew reports the lock still held: nobody can take a flock away from an
+// open descriptor.
+func (*Lease) Renew(context.Context) error { return nil }
+
+// Done is nil: a flock is never lost while held, so there is no loss to
+// push.
+func (*Lease) Done() <-chan struct{} { return nil }
+
+// File is the locked descriptor the command inherits.
+func (s *Lease) File() *os.File { return s.f }
+
+// Finish closes leasewrap's descriptor (never LOCK_UN: the lock belongs to
+// the open file description, which the job's stragglers may still share).
+// The kernel frees the lock when the last descriptor is closed.
+func (s *Lease) Finish(context.Context, lease.Result) error {
+	if s.f == nil {
+		return nil
+	}
+	err := s.f.Close()
+	s.f = nil
+	return err
+}

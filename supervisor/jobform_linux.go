@@ -1,0 +1,301 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/internal/cgroup"
+	"github.com/leasewrap/leasewrap/internal/procstat"
+)
+
+// JobMode chooses what holds a job together: everything its command
+// starts, which the lease covers, which is stopped when the lease is lost,
+// and which must be gone before the lease is settled.
+type JobMode string
+
+const (
+	// JobAuto is a cgroup where leasewrap can create one, else the process
+	// group (the default).
+	JobAuto JobMode = "auto"
+	// JobCgroup is a cgroup v2 of the job's own (the strict form): a
+	// descendant cannot leave it by setsid, setpgid or a double fork; the
+	// run fails (nothing acquired) if none can be created.
+	JobCgroup JobMode = "cgroup"
+	// JobPgroup is the child's process group: what calls setsid or
+	// setpgid leaves the job.
+	JobPgroup JobMode = "pgroup"
+)
+
+// JobEnv is set in the command's environment: "cgroup:<dir>" when the job
+// is the cgroup at dir, "pgroup:<pid>" when it is the process group of the
+// leasewrap with that pid. A nested leasewrap (one the job starts) reads it:
+// under a process-group job it keeps its own command in that group, so the
+// outer wrapper's group kill reaches it; under a cgroup job it creates its
+// own cgroup inside the outer one.
+const JobEnv = "LEASEWRAP_JOB"
+
+func (m JobMode) check() error {
+	switch m {
+	case "", JobAuto, JobCgroup, JobPgroup:
+		return nil
+	}
+	return fmt.Errorf("supervisor: unknown job form %q (want auto, cgroup or pgroup)", m)
+}
+
+// jobHold is what holds one job together, the same for each attempt's
+// child: a cgroup (cg) or the child's process group; joined when the child
+// stays in leasewrap's own process group, an outer leasewrap's job.
+type jobHold struct {
+	cg     *cgroup.Group
+	joined bool
+	pgid   int // the child's process group, once started
+	guard  int // a tethered job's guard: never a member of a joined job
+}
+
+// holdJob decides the form of one job (see JobMode) and logs it at debug
+// level, with the reason when auto falls back to the process group.
+func (c *Config) holdJob(log *slog.Logger) (*jobHold, error) {
+	h := &jobHold{}
+	if outer, ok := outerGroup(os.Getenv(JobEnv)); ok {
+		h.joined = true
+		log.Debug("inside the process-group job of an outer leasewrap; the command stays in its group", "outer_pid", outer, "pgid", unix.Getpgrp())
+	}
+	if c.Job == JobPgroup {
+		log.Debug("job form: process group", "why", "--job pgroup")
+		return h, nil
+	}
+	parent := cgroup.Parent
+	if c.cgroupParent != nil {
+		parent = c.cgroupParent
+	}
+	dir, err := parent()
+	if errors.Is(err, cgroup.ErrUndelegated) && c.Job == JobCgroup {
+		log.Debug("our cgroup is a systemd unit's not marked delegated; --job cgroup uses it anyway", "why", err.Error())
+		err = nil
+	}
+	if err == nil {
+		h.cg, err = cgroup.Create(dir)
+	}
+	if err != nil {
+		if c.Job == JobCgroup {
+			return nil, fmt.Errorf("supervisor: --job cgroup: %w (use --job auto or pgroup to run in a process group)", err)
+		}
+		log.Debug("job form: process group (no cgroup of its own)", "why", err.Error())
+		return h, nil
+	}
+	log.Debug("job form: cgroup", "cgroup", h.cg.Dir())
+	return h, nil
+}
+
+// outerGroup reads JobEnv as an outer leasewrap set it for a process-group
+// job, and says whether this process is still in that job: the leasewrap
+// it names is an ancestor, and the leader of our process group is its
+// child (or gone, the group living on).
+func outerGroup(v string) (int, bool) {
+	pv, ok := strings.CutPrefix(v, "pgroup:")
+	if !ok {
+		return 0, false
+	}
+	outer, err := strconv.Atoi(pv)
+	if err != nil || outer <= 1 || outer == os.Getpid() {
+		return 0, false
+	}
+	found := false
+	for pid, i := os.Getpid(), 0; pid > 1 && i < 64; i++ {
+		st, err := procstat.Read(pid)
+		if err != nil {
+			return 0, false
+		}
+		if st.PPID == outer {
+			found = true
+			break
+		}
+		pid = st.PPID
+	}
+	if !found {
+		return 0, false
+	}
+	leader := unix.Getpgrp()
+	if leader == os.Getpid() {
+		return outer, true
+	}
+	st, err := procstat.Read(leader)
+	if err != nil {
+		return outer, true // the leader is gone; its group lives on
+	}
+	return outer, st.PPID == outer
+}
+
+// into makes cmd's child born into the job: in its cgroup
+// (CLONE_INTO_CGROUP: nothing runs outside it, not even between fork and
+// exec), in a process group of its own unless the job is joined, and tells
+// it the job's form (JobEnv).
+func (h *jobHold) into(cmd *exec.Cmd) {
+	cmd.SysProcAttr.Setpgid = !h.joined
+	cmd.SysProcAttr.Foreground = cmd.SysProcAttr.Foreground && !h.joined
+	v := "pgroup:" + strconv.Itoa(os.Getpid())
+	if h.cg != nil {
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, h.cg.FD()
+		v = "cgroup:" + h.cg.Dir()
+	}
+	cmd.Env = append(cmd.Env, JobEnv+"="+v)
+}
+
+// started makes h the started child's job.
+func (h *jobHold) started(ch *child) {
+	h.pgid = ch.pid
+	if h.joined {
+		h.pgid = unix.Getpgrp()
+	}
+	ch.group = h
+}
+
+// pgroupHold is the process-group form for a child of its own group.
+func pgroupHold(pgid int) *jobHold { return &jobHold{pgid: pgid} }
+
+// forward passes a forwarded signal on to the job: to its process group,
+// or, when that is an outer wrapper's, to every member (the group would
+// include leasewrap).
+func (h *jobHold) forward(sig unix.Signal) error {
+	if h.joined {
+		return h.signal(sig)
+	}
+	return unix.Kill(-h.pgid, sig)
+}
+
+// signal sends sig to every member of the job: the cgroup's members (and
+// its process group, for what it forks meanwhile), the joined job's
+// members, or the process group. SIGKILL of a cgroup job is cgroup.kill,
+// which also reaches what forks meanwhile.
+func (h *jobHold) signal(sig unix.Signal) error {
+	switch {
+	case h.cg != nil:
+		if sig == unix.SIGKILL {
+			if err := h.cg.Kill(); err == nil {
+				return nil
+			}
+		}
+		err := h.cg.Signal(sig)
+		if !h.joined {
+			unix.Kill(-h.pgid, sig)
+		}
+		return err
+	case h.joined:
+		for _, m := range h.members() {
+			unix.Kill(m.pid, sig)
+		}
+		return nil
+	}
+	return procGroup{h.pgid}.signal(sig)
+}
+
+// members lists the job's live processes; none means the job is over:
+// the cgroup is not populated; in a joined group, leasewrap's descendants
+// (orphans are re-parented to leasewrap when it is their subreaper); the
+// process group's members otherwise.
+func (h *jobHold) members() []member {
+	switch {
+	case h.cg != nil:
+		pop, err := h.cg.Populated()
+		if (err == nil && !pop) || errors.Is(err, os.ErrNotExist) {
+			return nil // a cgroup can only be removed once empty
+		}
+		pids, err := h.cg.Members()
+		if err != nil && len(pids) == 0 {
+			return []member{{pid: 0, comm: "?"}} // unreadable: not proven empty
+		}
+		out := make([]member, 0, len(pids))
+		for _, pid := range pids {
+			comm := "?"
+			if st, err := procstat.Read(pid); err == nil {
+				comm = st.Comm
+			}
+			out = append(out, member{pid: pid, comm: comm})
+		}
+		return out
+	case h.joined:
+		return descendants(os.Getpid(), h.guard)
+	}
+	return procGroup{h.pgid}.members()
+}
+
+// guardEnv is what a tethered job's guard kills when leasewrap dies.
+func (h *jobHold) guardEnv() []string {
+	pgid := h.pgid
+	if h.joined {
+		pgid = 0
+	}
+	env := []string{guardEnv + "=" + strconv.Itoa(pgid)}
+	if h.cg != nil {
+		env = append(env, guardCgroupEnv+"="+h.cg.Dir())
+	}
+	return env
+}
+
+// String names the job for a log line.
+func (h *jobHold) String() string {
+	switch {
+	case h.cg != nil:
+		return "cgroup " + h.cg.Dir()
+	case h.joined:
+		return fmt.Sprintf("descendants of leasewrap %d in the outer job's process group %d", os.Getpid(), h.pgid)
+	}
+	return fmt.Sprintf("process group %d", h.pgid)
+}
+
+// close removes the job's cgroup once the job is over; one that still has
+// members (LeaveStrays) is left for the next leasewrap there to sweep.
+func (h *jobHold) close(log *slog.Logger) {
+	if h == nil || h.cg == nil {
+		return
+	}
+	if pop, err := h.cg.Populated(); err == nil && pop {
+		log.Debug("job cgroup still has members; left in place", "cgroup", h.cg.Dir())
+		return
+	}
+	if err := h.cg.Close(); err != nil {
+		log.Warn("could not remove the job's cgroup", "err", err)
+	}
+	h.cg = nil
+}
+
+// descendants lists the live processes below pid, except skip's subtree.
+func descendants(pid, skip int) []member {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return []member{{pid: 0, comm: "?"}}
+	}
+	kids := map[int][]member{}
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, err := procstat.Read(p)
+		if err != nil || !st.Live() {
+			continue
+		}
+		kids[st.PPID] = append(kids[st.PPID], member{pid: p, comm: st.Comm})
+	}
+	var out []member
+	todo := []int{pid}
+	for len(todo) > 0 {
+		p := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		for _, m := range kids[p] {
+			if m.pid == skip && skip != 0 {
+				continue
+			}
+			out = append(out, m)
+			todo = append(todo, m.pid)
+		}
+	}
+	return out
+}
