@@ -85,8 +85,9 @@ func Main(model any, g *Globals, description, version string, args []string, std
 		kctx.BindTo(context.Background(), (*context.Context)(nil))
 		kctx.Bind(logger)
 		errOut = ErrorSink(g.LogFormat, stderr)
-		kctx.Bind(IO{Out: stdout, Err: errOut})
-		err := kctx.Run()
+		out := &outputWriter{w: stdout}
+		kctx.Bind(IO{Out: out, Err: errOut})
+		err := outputFailed(kctx.Run(), UsageCode(kctx) == AdminError, out)
 		code = ExitCode(err, quietSink(g.Quiet, err, ErrorSink(g.LogFormat, stderr, verbAttrs(kctx)...)))
 		finishObserving(kctx, start, err, code, logger) // --metrics-file
 	}()

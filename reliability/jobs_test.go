@@ -20,7 +20,7 @@ import (
 // the real binary and every local kind.
 
 // localKinds are the kinds a job test runs under.
-var localKinds = []kind{kindClaimPtrace, kindClaimGate, kindClaimTTL, kindReserve, kindSession}
+var localKinds = []kind{kindClaimPtrace, kindClaimGate, kindClaimTTL, kindReserve, kindSession, kindFlock}
 
 // escapeScript leaves a setsid'd, TERM-ignoring process behind, writes
 // its pid to pidf and exits 0 (the repro, with the pid recorded);
@@ -158,7 +158,7 @@ func TestSetsidEscapeeKeepsTheLease(t *testing.T) {
 // and it ran on beside the next holder.
 func TestNestedLeasewrapEndsWithTheOuterLease(t *testing.T) {
 	for _, form := range []string{"cgroup", "pgroup"} {
-		for _, inner := range []kind{kindClaimPtrace, kindReserve, kindSession} {
+		for _, inner := range []kind{kindClaimPtrace, kindReserve, kindSession, kindFlock} {
 			t.Run(form+"/"+strings.ReplaceAll(inner.name, "/", "_"), func(t *testing.T) {
 				if form == "cgroup" {
 					strictJobs(t)

@@ -38,6 +38,11 @@ var (
 	kindSession = kind{name: "session", leaseFD: true, args: func(e *env, key string) []string {
 		return []string{"session", "run", key, "--root", e.sessionRoot(), "--epoch", "6"}
 	}}
+	// kindFlock is flock(1)'s lock: the locked descriptor is handed over
+	// as fd 3.
+	kindFlock = kind{name: "flock", leaseFD: true, args: func(e *env, key string) []string {
+		return []string{"flock", "run", filepath.Join(e.dir, key+".lock")}
+	}}
 	kindSessionMigrate = kind{name: "session/migrate", leaseFD: true, args: func(e *env, key string) []string {
 		return []string{"session", "run", key, "--root", e.sessionRoot(), "--epoch", "6", "--migrate", "true"}
 	}}

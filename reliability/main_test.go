@@ -26,9 +26,10 @@ const (
 	childHoldEnv = "RELIABILITY_CHILD_HOLD" // how long to hold (Go duration)
 	childExitEnv = "RELIABILITY_CHILD_EXIT" // exit code
 	// childEscapeEnv=1: the witness first starts an escapee, a process
-	// that leaves the job's process group (setsid), ignores SIGTERM and
-	// appends "beat ID NS" to escapeeEnv's log every 5 ms for up to 3 s:
-	// while it beats, the job is not over.
+	// that leaves the job's process group (setsid), closes its inherited
+	// descriptors, ignores SIGTERM and appends "beat ID NS" to
+	// escapeeEnv's log every 5 ms for up to 3 s: while it beats, the job
+	// is not over.
 	childEscapeEnv = "RELIABILITY_CHILD_ESCAPE"
 	escapeeEnv     = "RELIABILITY_ESCAPEE"
 )
@@ -113,6 +114,11 @@ func runChild(log string) int {
 // runEscapee is the witness's escapee (see childEscapeEnv).
 func runEscapee(log string) int {
 	signal.Ignore(syscall.SIGTERM)
+	// Like a daemon, it closes what it inherited: a lease descriptor
+	// (fd 3) it kept would keep the lease itself alive.
+	if err := unix.CloseRange(3, ^uint(0), 0); err != nil {
+		return 111
+	}
 	id := os.Getenv(childIDEnv)
 	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
 		appendLine(log, fmt.Sprintf("beat %s %d", id, monoNs()))

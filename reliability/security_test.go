@@ -405,7 +405,7 @@ func claimCases() []secCase {
 		os.WriteFile(filepath.Join(e.base, "stale.lock"), []byte(stale), 0o644)
 		os.Chown(filepath.Join(e.base, "stale.lock"), attackerUID, attackerUID)
 		return []plant{{Path: filepath.Join(e.claimsDir(), ".expired"), Kind: "symlinkdir", Target: e.victim}}
-	}, 70, ".expired", nil})
+	}, 65, ".expired", nil})
 	return cs
 }
 

@@ -45,7 +45,7 @@ func TestRaceStorm(t *testing.T) {
 		rounds = 20
 	}
 	strict := strictJobs(t)
-	for _, k := range []kind{kindClaimPtrace, kindReserve, kindSession} {
+	for _, k := range []kind{kindClaimPtrace, kindReserve, kindSession, kindFlock} {
 		t.Run(strings.ReplaceAll(k.name, "/", "_"), func(t *testing.T) {
 			e := newEnv(t)
 			e.strict = strict
@@ -269,6 +269,8 @@ func adminVerbs(e *env, k kind, key string) [][]string {
 			{"claim", "release", key, "--root", e.claimRoot(), "--holder", "not-the-holder"}}
 	case k.isSession():
 		return [][]string{{"session", "owners", key, "--root", e.sessionRoot()}}
+	case k.name == kindFlock.name:
+		return nil // a flock has no admin verbs; flock(1) -n is its probe
 	}
 	return [][]string{{"reserve", "lookup", key, "--home", e.reserveHome()},
 		{"reserve", "release", key, "--home", e.reserveHome(), "--run-id", "01aaaaaaaaaaaaaaaaaaaaaaaa"}}

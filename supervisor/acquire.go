@@ -291,6 +291,10 @@ func (r *runner) startUnder(j *job, ls lease.Lease, at time.Time) (*acquired, er
 		r.undo(j, ls, err)
 		return nil, err
 	}
+	if err := r.cfg.checkStartMargin(ls, at); err != nil {
+		r.undo(j, ls, err)
+		return nil, err
+	}
 	h := inherit.Handover{Kind: j.locker.Kind(), Key: j.locker.Key(), Holder: ls.Holder(), Env: ls.Env()}
 	if f, ok := ls.(lease.FileHolder); ok {
 		h.File = f.File()

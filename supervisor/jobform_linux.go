@@ -97,14 +97,15 @@ func (c *Config) holdJob(log *slog.Logger) (*jobHold, error) {
 // outerGroup reads JobEnv as an outer leasewrap set it for a process-group
 // job, and says whether this process is still in that job: the leasewrap
 // it names is an ancestor, and the leader of our process group is its
-// child (or gone, the group living on).
+// child (or gone, the group living on — not trusted for PID 1, a
+// container's leasewrap, which is everyone's ancestor).
 func outerGroup(v string) (int, bool) {
 	pv, ok := strings.CutPrefix(v, "pgroup:")
 	if !ok {
 		return 0, false
 	}
 	outer, err := strconv.Atoi(pv)
-	if err != nil || outer <= 1 || outer == os.Getpid() {
+	if err != nil || outer < 1 || outer == os.Getpid() {
 		return 0, false
 	}
 	found := false
@@ -122,13 +123,11 @@ func outerGroup(v string) (int, bool) {
 	if !found {
 		return 0, false
 	}
-	leader := unix.Getpgrp()
-	if leader == os.Getpid() {
-		return outer, true
-	}
-	st, err := procstat.Read(leader)
+	// The outer wrapper made its child the leader of the job's group: we
+	// are that child, or the group's leader is.
+	st, err := procstat.Read(unix.Getpgrp())
 	if err != nil {
-		return outer, true // the leader is gone; its group lives on
+		return outer, outer != 1 // the leader is gone; its group lives on
 	}
 	return outer, st.PPID == outer
 }

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -193,5 +194,22 @@ func TestUndelegatedUnitIsUsedOnlyWhenAskedFor(t *testing.T) {
 				t.Fatalf("want %s…, have %q\n%s", want, s.stdout.String(), &s.stderr)
 			}
 		})
+	}
+}
+
+// An outer process-group job is joined only when the variable names a
+// leasewrap that is really our ancestor (stale or foreign values are
+// ignored; the true case runs in TestNestedLeasewrapDiesWithTheOuterJob).
+func TestOuterGroupIgnoresWhatIsNotAnAncestor(t *testing.T) {
+	other := exec.Command("sleep", "10")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { other.Process.Kill(); other.Wait() }()
+	for _, v := range []string{"", "cgroup:/sys/fs/cgroup/x", "pgroup:", "pgroup:abc", "pgroup:0", "pgroup:-5",
+		fmt.Sprintf("pgroup:%d", os.Getpid()), fmt.Sprintf("pgroup:%d", other.Process.Pid)} {
+		if pid, ok := outerGroup(v); ok {
+			t.Errorf("%s=%q: want not joined, have joined (outer %d)", JobEnv, v, pid)
+		}
 	}
 }

@@ -70,6 +70,10 @@ const shell = "/bin/sh"
 //     an *ExecError with CodeNotFound; a directory, a special file, a file
 //     without execute permission or an interpreter that is not executable
 //     is CodeNotExecutable.
+//   - An argv and environment execve would refuse with E2BIG (one string
+//     longer than MAX_ARG_STRLEN, or all of them past the stack limit's
+//     share, with room kept for leasewrap's own variables) is an
+//     *ExecError with CodeNotExecutable, as sh and env(1) report E2BIG.
 //   - A readable file that starts neither with #! nor with the ELF magic
 //     is run by /bin/sh, as execvp does on ENOEXEC: the returned path is
 //     /bin/sh and argv becomes [/bin/sh FILE ARGS...]. (A format a
@@ -118,10 +122,17 @@ func Resolve(argv []string, dir string, env []string) (path string, args []strin
 			return "", nil, &ExecError{Path: name, Code: CodeNotFound, Err: exec.ErrNotFound}
 		}
 	}
+	path, args = found, argv
 	if hd.needsShell() {
-		return shell, append([]string{shell, found}, argv[1:]...), nil
+		path, args = shell, append([]string{shell, found}, argv[1:]...)
 	}
-	return found, argv, nil
+	if env == nil {
+		env = os.Environ()
+	}
+	if err := checkArgSize(path, args, env); err != nil {
+		return "", nil, err
+	}
+	return path, args, nil
 }
 
 // searchPath is the PATH the child would search.

@@ -46,6 +46,16 @@ func (ch *child) signal(s os.Signal) error {
 // command that cannot run costs nothing (Resolve: env(1)'s 127 and 126, a
 // file without #! through /bin/sh).
 func (j *job) resolve(dir string, env []string) error {
+	// The child also gets the key and holder (inherit.Attach): an exec
+	// they would make fail (E2BIG) is found here too.
+	if env == nil {
+		env = os.Environ()
+	}
+	holder := "" // known before acquiring when the locker says it
+	if h, ok := j.locker.(interface{ Holder() string }); ok {
+		holder = h.Holder()
+	}
+	env = append(env[:len(env):len(env)], inherit.EnvKey+"="+j.locker.Key(), inherit.EnvHolder+"="+holder)
 	path, argv, err := Resolve(j.argv, dir, env)
 	if err != nil {
 		return err

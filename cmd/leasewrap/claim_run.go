@@ -49,6 +49,9 @@ Examples:
 }
 
 func (c *claimRunCmd) Validate() error {
+	if err := checkDirFlag("--root", c.Root); err != nil {
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
+	}
 	if c.TTL != 0 {
 		if err := claim.ValidateTTL(c.TTL.Milliseconds()); err != nil || c.TTL%time.Millisecond != 0 {
 			return fmt.Errorf("%w: --ttl %v is outside the protocol's bounds of 1m to 24h (or 0 for pid liveness)", cli.ErrUsage, c.TTL)

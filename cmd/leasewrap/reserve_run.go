@@ -40,6 +40,9 @@ Examples:
 }
 
 func (c *reserveRunCmd) Validate() error {
+	if err := checkDirFlag("--home", c.Home); err != nil {
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
+	}
 	if c.Key == "" {
 		return fmt.Errorf("%w: the reservation key is empty; give a non-empty key, e.g. export-2026-11-29", cli.ErrUsage)
 	}
@@ -63,7 +66,7 @@ func (c *reserveRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	host, _ := os.Hostname()
 	l, err := reserve.NewLocker(reserve.LockerConfig{
 		Key: c.Key, Repo: c.Repo, Branch: c.Branch, Home: home, RunID: c.RunID,
-		PublishFailures: c.PublishFailures, PublishSignalled: c.PublishSignalled, Host: host,
+		PublishFailures: c.PublishFailures, PublishSignalled: c.PublishSignalled, Host: host, Argv: c.Command,
 	})
 	if err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)

@@ -31,6 +31,9 @@ func (f *sessionFlags) check() error {
 	if f.Root == "" {
 		return errors.New("no session root: give --root DIR or set LEASEWRAP_SESSION_ROOT (bcode's session root, holding locks/ and leases/)")
 	}
+	if err := checkDirFlag("--root (or LEASEWRAP_SESSION_ROOT)", f.Root); err != nil {
+		return err
+	}
 	f.sid = sid
 	return nil
 }

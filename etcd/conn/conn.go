@@ -73,6 +73,14 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// CheckFiles reads the TLS files c names (--cacert, --cert, --key), as
+// Dial would, so a missing or unreadable one is reported as a bad flag
+// before anything is dialed.
+func (c Config) CheckFiles() error {
+	_, err := c.tlsConfig()
+	return err
+}
+
 // ReadPassword returns the password from file (if not empty; one trailing
 // newline is removed) or else from getenv(EnvPassword).
 func ReadPassword(file string, getenv func(string) string) (string, error) {

@@ -33,6 +33,11 @@ type Config struct {
 	Holder string
 	// Endpoints are exported to the child (LEASEWRAP_ETCD_ENDPOINTS).
 	Endpoints []string
+	// DialTimeout bounds what a try-once Acquire may wait for etcd (grant
+	// and queue), and the clean-up of an abandoned place in the queue:
+	// a connection that dies after the dial is then 69 within it, not
+	// after gRPC's keep-alive notices. 0 means 5 s.
+	DialTimeout time.Duration
 	// Logger receives a waiter's lines (AcquireWait): whom it waits for
 	// when it starts waiting and every ReportEvery after, at info level;
 	// each look at the queue at debug level. nil discards.
@@ -58,6 +63,9 @@ func New(cfg Config) (*Locker, error) {
 	if cfg.TTL < time.Second || cfg.TTL%time.Second != 0 {
 		return nil, fmt.Errorf("lock: TTL %v is not a whole number of seconds >= 1s", cfg.TTL)
 	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = 5 * time.Second
+	}
 	return &Locker{cfg: cfg, pfx: cfg.Name + "/"}, nil
 }
 
@@ -73,8 +81,15 @@ func (l *Locker) Key() string  { return l.cfg.Name }
 // Acquire tries once (a try-lock): it queues, and if it is not first it
 // removes its key and revokes its lease, and reports the holder.
 func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
-	c, err := l.enqueue(ctx)
+	// The whole try is bounded by the dial timeout: etcd answered the
+	// dial's probe, so a slower answer now is a connection that died.
+	tctx, cancel := context.WithTimeout(ctx, l.cfg.DialTimeout)
+	defer cancel()
+	c, err := l.enqueue(tctx)
 	if err != nil {
+		if ctx.Err() == nil && tctx.Err() != nil {
+			return nil, conn.Classify(fmt.Errorf("lock %q: etcd did not answer within --dial-timeout %v: %w", l.cfg.Name, l.cfg.DialTimeout, context.DeadlineExceeded))
+		}
 		return nil, err
 	}
 	if c.owner == nil || c.owner.CreateRevision == c.myRev {
@@ -86,11 +101,28 @@ func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
 
 // AcquireWait queues and waits its turn until ctx ends. On failure its
 // key is deleted and its lease revoked; the error matches lease.ErrHeld
-// when ctx's deadline passed, else it is ctx.Err() or the failure.
+// when ctx's deadline passed, else it is ctx.Err() or the failure. A
+// waiter whose queue key goes while it waits (its lease revoked or
+// expired, the key deleted) lost its place, not a lock: nothing ran, so
+// it queues again at the tail while ctx lasts.
 func (l *Locker) AcquireWait(ctx context.Context) (lease.Lease, error) {
+	for {
+		le, requeue, err := l.acquireWaitOnce(ctx)
+		if !requeue {
+			return le, err
+		}
+		if ctx.Err() != nil {
+			return nil, ctxError(ctx, l.heldError("", "lost its place in the queue ("+err.Error()+") and not acquired within --wait"))
+		}
+	}
+}
+
+// acquireWaitOnce is one place in the queue. requeue reports that the
+// place was lost (err says how) while ctx may still allow another.
+func (l *Locker) acquireWaitOnce(ctx context.Context) (le lease.Lease, requeue bool, err error) {
 	c, err := l.enqueue(ctx)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	hdrRev := c.hdrRev
 	if c.owner != nil && c.owner.CreateRevision != c.myRev {
@@ -99,9 +131,12 @@ func (l *Locker) AcquireWait(ctx context.Context) (lease.Lease, error) {
 		if err := l.waitTurnAlive(ctx, c, wl); err != nil {
 			c.abandon()
 			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-				return nil, l.heldError(string(c.owner.Key), "not acquired within --wait")
+				return nil, false, l.heldError(string(c.owner.Key), "not acquired within --wait")
 			}
-			return nil, err
+			if errors.Is(err, lease.ErrLost) {
+				return nil, true, err // our queue lease is gone: queue again
+			}
+			return nil, false, err
 		}
 		// Our turn: our own key must still exist (a session that expired
 		// while waiting must not hold the lock), as client 3.5+ checks.
@@ -109,15 +144,16 @@ func (l *Locker) AcquireWait(ctx context.Context) (lease.Lease, error) {
 		if err != nil || len(resp.Kvs) == 0 || resp.Kvs[0].CreateRevision != c.myRev {
 			c.abandon()
 			if err == nil {
-				err = fmt.Errorf("lock %q: our queue key %s vanished while waiting (lease expired?): %w", l.cfg.Name, c.key, lease.ErrLost)
+				return nil, true, fmt.Errorf("lock %q: our queue key %s vanished while waiting (lease revoked or expired)", l.cfg.Name, c.key)
 			} else if ctx.Err() != nil {
-				return nil, ctxError(ctx, l.heldError(string(c.owner.Key), "not acquired within --wait"))
+				return nil, false, ctxError(ctx, l.heldError(string(c.owner.Key), "not acquired within --wait"))
 			}
-			return nil, conn.Classify(err)
+			return nil, false, conn.Classify(err)
 		}
 		hdrRev = resp.Header.Revision
 	}
-	return l.held(ctx, c, hdrRev)
+	le, err = l.held(ctx, c, hdrRev)
+	return le, false, err
 }
 
 // ctxError is held for a passed deadline, else ctx.Err().
@@ -134,11 +170,13 @@ func (l *Locker) heldError(ownerKey, detail string) error {
 
 // contender is a queued key and its session.
 type contender struct {
-	s      *session.Session
-	key    string
-	myRev  int64
-	hdrRev int64
-	owner  *kv
+	// cleanup bounds abandon (the locker's dial timeout).
+	cleanup time.Duration
+	s       *session.Session
+	key     string
+	myRev   int64
+	hdrRev  int64
+	owner   *kv
 }
 
 type kv struct {
@@ -149,7 +187,7 @@ type kv struct {
 // abandon deletes the queue key (if still ours) and revokes the session,
 // under a fresh bounded context.
 func (c *contender) abandon() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), c.cleanup)
 	defer cancel()
 	deleteIfOurs(ctx, c.s, c.key, c.myRev)
 	c.s.Revoke(ctx)
@@ -163,7 +201,7 @@ func (l *Locker) enqueue(ctx context.Context) (*contender, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &contender{s: s, key: l.pfx + s.Hex()}
+	c := &contender{s: s, key: l.pfx + s.Hex(), cleanup: l.cfg.DialTimeout}
 	cmp := clientv3.Compare(clientv3.CreateRevision(c.key), "=", 0)
 	put := clientv3.OpPut(c.key, "", clientv3.WithLease(s.ID()))
 	get := clientv3.OpGet(c.key)

@@ -42,6 +42,15 @@ type Config struct {
 	PublishFailures  bool
 	PublishSignalled bool
 	Endpoints        []string
+	// Argv is the command the run records (its published record carries
+	// it); New refuses a run whose record could not be published.
+	Argv []string
+	// MaxRequestBytes is the server's --max-request-bytes (0: etcd's
+	// default, DefaultMaxRequestBytes).
+	MaxRequestBytes int
+	// DialTimeout bounds what a try-once Acquire may wait for etcd, and
+	// the clean-up of an attempt given up (0: 5 s), as lock.Config's.
+	DialTimeout time.Duration
 	// Logger receives a waiter's lines (AcquireWait): whom it waits for
 	// when it starts waiting and every ReportEvery after, at info level;
 	// each attempt at debug level. nil discards.
@@ -67,6 +76,17 @@ func New(cfg Config) (*Locker, error) {
 	if cfg.Client == nil {
 		return nil, errors.New("once: no etcd client")
 	}
+	return build(cfg)
+}
+
+// Check checks cfg as New does, without a client: call it before dialing
+// so a run that cannot be recorded is refused before anything is done.
+func Check(cfg Config) error {
+	_, err := build(cfg)
+	return err
+}
+
+func build(cfg Config) (*Locker, error) {
 	if cfg.Key == "" {
 		return nil, errors.New("once: empty key")
 	}
@@ -81,6 +101,12 @@ func New(cfg Config) (*Locker, error) {
 		rand.Read(b[:])
 		cfg.RunID = hex.EncodeToString(b[:])
 	}
+	if err := checkSize(cfg); err != nil {
+		return nil, err
+	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = 5 * time.Second
+	}
 	return &Locker{cfg: cfg, key: EtcdKey(cfg.Prefix, cfg.Key)}, nil
 }
 
@@ -93,15 +119,22 @@ func (l *Locker) EtcdKey() string { return l.key }
 // Acquire tries once: it claims a free key, replays a published one, and
 // reports a run in flight as held.
 func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
-	s, err := session.Grant(ctx, l.cfg.Client, l.cfg.TTL)
-	if err != nil {
-		return nil, err
+	// Bounded by the dial timeout: etcd answered the dial's probe, so a
+	// slower answer now is a connection that died.
+	tctx, cancel := context.WithTimeout(ctx, l.cfg.DialTimeout)
+	defer cancel()
+	s, err := session.Grant(tctx, l.cfg.Client, l.cfg.TTL)
+	if err == nil {
+		var le lease.Lease
+		if le, _, err = l.claim(tctx, s); err == nil {
+			return le, nil
+		}
+		l.revoke(s)
 	}
-	le, _, err := l.claim(ctx, s)
-	if err != nil {
-		revoke(s)
+	if ctx.Err() == nil && tctx.Err() != nil {
+		return nil, conn.Classify(fmt.Errorf("once %q: etcd did not answer within --dial-timeout %v: %w", l.cfg.Key, l.cfg.DialTimeout, context.DeadlineExceeded))
 	}
-	return le, err
+	return nil, err
 }
 
 // AcquireWait claims the key or, while a run is in flight, watches the
@@ -123,7 +156,7 @@ func (l *Locker) AcquireWait(ctx context.Context) (lease.Lease, error) {
 		if err == nil {
 			return le, nil
 		}
-		revoke(s)
+		l.revoke(s)
 		if !errors.Is(err, lease.ErrHeld) {
 			return nil, ctxError(ctx, err, err)
 		}
@@ -184,8 +217,9 @@ func ctxError(ctx context.Context, held, err error) error {
 	return ctx.Err()
 }
 
-func revoke(s *session.Session) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+// revoke gives up an attempt's session, bounded by the dial timeout.
+func (l *Locker) revoke(s *session.Session) {
+	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.DialTimeout)
 	defer cancel()
 	s.Revoke(ctx)
 }
@@ -216,6 +250,10 @@ func (l *Locker) claim(ctx context.Context, s *session.Session) (lease.Lease, in
 	if perr != nil {
 		return nil, 0, fmt.Errorf("once %q: etcd key %s holds something else (%v); leasewrap will not touch it: inspect it with etcdctl get %s, remove it by hand if it is stale: %w",
 			l.cfg.Key, l.key, perr, l.key, lease.ErrRefused)
+	}
+	if err := other.replayable(kvs[0].Lease != 0); err != nil {
+		return nil, 0, fmt.Errorf("once %q: etcd key %s %v; leasewrap will not replay or wait on it. Inspect it with etcdctl get %s; when sure no run works on it, remove it with: leasewrap once release %s --run-id %s --prefix %s (the next run then runs): %w",
+			l.cfg.Key, l.key, err, l.key, shellQuote(l.cfg.Key), shellQuote(other.RunID), shellQuote(l.cfg.Prefix), lease.ErrRefused)
 	}
 	if other.State == StateDone {
 		return nil, 0, &lease.ReplayError{Kind: Kind, Key: l.cfg.Key, ExitCode: *other.ExitCode,
@@ -288,7 +326,7 @@ func (le *Lease) Done() <-chan struct{} { return le.s.Lost() }
 // if it is still ours. The session is revoked in every case.
 func (le *Lease) Finish(ctx context.Context, res lease.Result) error {
 	le.s.Close() // no renewal after this, ever
-	defer revoke(le.s)
+	defer le.l.revoke(le.s)
 	if res.Lost {
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -45,6 +46,28 @@ func ParseRecord(b []byte) (*Record, error) {
 		return nil, fmt.Errorf("record has no run_id")
 	}
 	return &r, nil
+}
+
+// replayable checks what a run decides on beyond ParseRecord: a done
+// record's exit code must be an exit status (0..255: 256 would replay as
+// 0), and a running record must be attached to a lease (one without is
+// never removed by an expiry: it would hold the key forever).
+func (r *Record) replayable(leaseAttached bool) error {
+	switch {
+	case r.State == StateDone && (*r.ExitCode < 0 || *r.ExitCode > 255):
+		return fmt.Errorf("records exit_code %d, which is not an exit status (0..255)", *r.ExitCode)
+	case r.State == StateRunning && !leaseAttached:
+		return fmt.Errorf("holds run %s in state %q with no lease attached: no wrapper renews it and it never expires", r.RunID, r.State)
+	}
+	return nil
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:%@=+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func (r *Record) marshal() string {

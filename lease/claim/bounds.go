@@ -1,6 +1,11 @@
 package claim
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+
+	"github.com/leasewrap/leasewrap/internal/pyyaml"
+)
 
 // MaxRecordBytes bounds a claim file. A reader reads at most this many
 // bytes and refuses a larger file as Corrupted (left in place); the writer
@@ -59,4 +64,38 @@ func checkWritable(rec *Record) error {
 			ErrInvalid, MaxNesting-1, MaxNesting)
 	}
 	return nil
+}
+
+// checkSize refuses a claim whose record, at its largest (pid and
+// timestamps at their longest encodings), would be larger than
+// MaxRecordBytes: readers (this package's included) would refuse it as
+// corrupted, so the key would be blocked until someone removed it. The
+// error (ErrInvalid) names the longest field. NewLocker calls it, so such
+// a run is refused before anything is written or run.
+func (c *Claims) checkSize(key, holder string, o AcquireOptions) error {
+	o.PID = math.MaxInt32
+	rec := c.makeClaim(key, holder, o)
+	rec.AcquiredAt = math.MaxInt64
+	if rec.ExpiresAt != nil {
+		rec.ExpiresAt = i64Ptr(math.MaxInt64)
+	}
+	if err := checkWritable(rec); err != nil {
+		return err
+	}
+	out, err := pyyaml.Dump(recordFields(rec))
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if len(out) <= MaxRecordBytes {
+		return nil
+	}
+	field, n := "", 0
+	for _, f := range recordFields(rec) {
+		b, err := pyyaml.Dump(Metadata{f})
+		if err == nil && len(b) > n {
+			field, n = f.Key, len(b)
+		}
+	}
+	return fmt.Errorf("%w: the claim record would be %d bytes, more than the %d (%d MiB) its readers accept; its %s field alone takes %d bytes: shorten it",
+		ErrInvalid, len(out), MaxRecordBytes, MaxRecordBytes>>20, field, n)
 }

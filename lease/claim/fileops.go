@@ -19,6 +19,7 @@ import (
 
 	"github.com/leasewrap/leasewrap/internal/fault"
 	"github.com/leasewrap/leasewrap/internal/safefile"
+	"github.com/leasewrap/leasewrap/lease"
 )
 
 // readClaimFile reads and parses path: errGoneAway when it does not exist,
@@ -193,12 +194,15 @@ func archiveClaim(path string, tsMs int64) error {
 	stem := strings.TrimSuffix(name, ".lock")
 	archive := filepath.Join(dir, expiredSubdir)
 	if err := os.MkdirAll(archive, dirMode); err != nil {
+		if errors.Is(err, unix.ENOTDIR) {
+			return notADirectory(archive)
+		}
 		return fmt.Errorf("create %s: %w", archive, err)
 	}
 	dfd, err := unix.Open(archive, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
-			return &safefile.UnsafeError{Path: archive, What: "is not a directory (a symbolic link or a file)"}
+			return notADirectory(archive)
 		}
 		return fmt.Errorf("open %s: %w", archive, err)
 	}
@@ -212,4 +216,32 @@ func archiveClaim(path string, tsMs int64) error {
 		return fmt.Errorf("rename %s into %s: %w", path, archive, err)
 	}
 	return nil
+}
+
+// ArchiveRefusedError reports a claims directory whose .expired entry, where
+// stale claims are archived before a recovery, is not a directory (a file
+// or a symbolic link planted there): nothing is written through it, the
+// stale claim stays, and the error matches lease.ErrRefused (bad input, not
+// an I/O failure). Path is the entry, What its type.
+type ArchiveRefusedError struct {
+	Path string
+	What string
+}
+
+func (e *ArchiveRefusedError) Error() string {
+	return fmt.Sprintf("%s is %s, not the directory stale claims are archived into; leasewrap does not write through it and left the stale claim as it was. Check who created it, move it aside (mv %s %s.aside), and run again",
+		e.Path, e.What, e.Path, e.Path)
+}
+
+// Is makes an *ArchiveRefusedError match lease.ErrRefused and safefile.ErrUnsafe.
+func (e *ArchiveRefusedError) Is(target error) bool {
+	return target == lease.ErrRefused || target == safefile.ErrUnsafe
+}
+
+func notADirectory(path string) error {
+	what := "not a directory"
+	if fi, err := os.Lstat(path); err == nil {
+		what = "a " + safefile.Kind(fi.Mode())
+	}
+	return &ArchiveRefusedError{Path: path, What: what}
 }

@@ -88,6 +88,9 @@ func NewLocker(cfg LockerConfig) (*Locker, error) {
 	if _, err := c.Path(cfg.Key); err != nil {
 		return nil, err
 	}
+	if err := c.checkSize(cfg.Key, cfg.Holder, AcquireOptions{TTLMs: cfg.TTL.Milliseconds(), Reason: cfg.Reason, Metadata: meta}); err != nil {
+		return nil, err
+	}
 	return &Locker{cfg: cfg, meta: meta, claims: c}, nil
 }
 

@@ -71,7 +71,10 @@ func (r *reservationLease) Renew(ctx context.Context) error {
 // unless PublishSignalled) publishes the manifest and keeps the record so
 // retries replay; any other exit releases the record (ownership-checked)
 // so a retry runs again. The materializer lease is closed last, so nobody
-// ever sees "creator dead, unpublished" for a run that succeeded.
+// ever sees "creator dead, unpublished" for a run that succeeded. When
+// the record cannot be settled (a failed publish or release), the lease
+// file is kept, unlocked once the job's descriptors are gone: the record
+// then reads as a dead creator's, which the next run reclaims.
 func (r *reservationLease) Finish(ctx context.Context, res lease.Result) error {
 	l := r.locker
 	var err error
@@ -83,8 +86,19 @@ func (r *reservationLease) Finish(ctx context.Context, res lease.Result) error {
 	default:
 		_, _, err = l.store.Release(ctx, l.key, r.runID)
 	}
-	if cerr := r.ml.Close(); cerr != nil {
-		err = errors.Join(err, cerr)
+	if err != nil {
+		// The record could not be settled: keep the materializer lease
+		// file and only close our descriptor, so once the job's copies are
+		// closed too the record's creator reads dead (its lease file there,
+		// unlocked) and the next run reclaims it by the protocol's own
+		// rule. Removing the file would leave a creator nobody can verify:
+		// the key blocked until someone released it by hand.
+		r.ml.Abandon()
+	} else {
+		// Settled (published, or the record removed): a lease file that
+		// could not be removed names no record that needs it; the result
+		// stands, so it is not a failure of the run.
+		r.ml.Close()
 	}
 	if err != nil {
 		return fmt.Errorf("reservation %q run %s: finish: %w", l.cfg.Key, r.runID, err)

@@ -37,6 +37,9 @@ type LockerConfig struct {
 	PublishSignalled bool
 	// Host is written into the manifest.
 	Host string
+	// Argv is the command the run records in its manifest; NewLocker
+	// refuses a run whose manifest its readers would refuse.
+	Argv []string
 }
 
 // Locker is the lease.Locker of the reservation kind. It is not safe for
@@ -63,6 +66,9 @@ func NewLocker(cfg LockerConfig) (*Locker, error) {
 		if err := ValidateRunID(cfg.RunID); err != nil {
 			return nil, fmt.Errorf("reserve: --run-id: %w", err)
 		}
+	}
+	if err := checkSize(cfg, NewStore(cfg.Home).Layout()); err != nil {
+		return nil, err
 	}
 	return &Locker{
 		cfg:       cfg,

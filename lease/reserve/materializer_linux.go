@@ -81,6 +81,19 @@ func (m *MaterializerLease) Close() error {
 	return err
 }
 
+// Abandon closes the descriptor and keeps the lease file: the record that
+// names it becomes a dead creator's (the file there, unlocked once every
+// descriptor sharing the lock is closed), which the protocol reclaims. It
+// is how a creator whose record could not be settled leaves it. Abandon
+// is idempotent, and Close after it does nothing.
+func (m *MaterializerLease) Abandon() {
+	if m == nil || m.file == nil {
+		return
+	}
+	m.file.Close()
+	m.file = nil
+}
+
 // Liveness is what can be proved about a record's creator.
 type Liveness int
 

@@ -82,6 +82,9 @@ func NewLocker(cfg LockerConfig) (*Locker, error) {
 	if cfg.StorageWriterEpoch == nil {
 		return nil, fmt.Errorf("session %s: %w: give the bcode storage writer epoch (current: %d)", cfg.SessionID, ErrMissingWriterEpoch, CurrentWriterEpoch)
 	}
+	if err := checkOwnerSize(cfg.SessionID, &cfg.OwnerContext); err != nil {
+		return nil, err
+	}
 	return &Locker{cfg: cfg, store: st}, nil
 }
 

@@ -38,6 +38,9 @@ func (f *connFlags) connConfig() (conn.Config, error) {
 	if err := c.Validate(); err != nil {
 		return conn.Config{}, fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
+	if err := c.CheckFiles(); err != nil {
+		return conn.Config{}, fmt.Errorf("%w: %v", cli.ErrUsage, err)
+	}
 	return c, nil
 }
 
@@ -67,10 +70,14 @@ type runFlags struct {
 	cli.RunFlags
 }
 
+// MaxTTL is etcd's largest lease TTL (its lease package's MaxLeaseTTL,
+// 9 000 000 000 s): a grant above it fails at the server ("too large").
+const MaxTTL = 9_000_000_000 * time.Second
+
 func (f *runFlags) check() error {
 	ttl := f.ttl()
-	if ttl < time.Second || ttl%time.Second != 0 {
-		return fmt.Errorf("%w: --ttl %v must be a whole number of seconds, at least 1 (e.g. --ttl 30)", cli.ErrUsage, ttl)
+	if ttl < time.Second || ttl%time.Second != 0 || ttl > MaxTTL {
+		return fmt.Errorf("%w: --ttl %v must be a whole number of seconds from 1 to %d (etcd's largest lease TTL), e.g. --ttl 30", cli.ErrUsage, ttl, MaxTTL/time.Second)
 	}
 	return f.RunFlags.Check(ttl)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/etcd/conn"
 	"github.com/leasewrap/leasewrap/etcd/lock"
+	"github.com/leasewrap/leasewrap/etcd/once"
 )
 
 type lockCmd struct {
@@ -41,7 +42,29 @@ Examples:
   leasewrap lock run deploy --wait 10m -- ./deploy.sh`
 }
 
-func (c *lockRunCmd) Validate() error { return c.runFlags.check() }
+func (c *lockRunCmd) Validate() error {
+	if err := checkLockName(c.Name); err != nil {
+		return err
+	}
+	return c.runFlags.check()
+}
+
+// checkLockName refuses a lock name whose key range (NAME/…) holds the
+// records of `leasewrap once` under its default prefix (leasewrap/once/):
+// a lock queues behind every key under NAME/, and those records are
+// durable, so it would wait for ever. Such a name is usage (64). The lock
+// keys stay exactly etcdctl lock's, NAME/<lease hex>: an `etcdctl lock
+// leasewrap` waits behind the same records (docs/ETCD.md).
+func checkLockName(name string) error {
+	if name == "" {
+		return fmt.Errorf("%w: the lock name is empty", cli.ErrUsage)
+	}
+	if strings.HasPrefix(once.DefaultPrefix, name+"/") {
+		return fmt.Errorf("%w: lock name %q covers the etcd keys of leasewrap once (%s…): the lock would queue behind once's durable records for ever; choose a name outside %s",
+			cli.ErrUsage, name, once.DefaultPrefix, strings.TrimSuffix(once.DefaultPrefix, "/"))
+	}
+	return nil
+}
 
 func (c *lockRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	ec, err := c.dial(ctx, c.Name+"/")
@@ -49,7 +72,8 @@ func (c *lockRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 		return err
 	}
 	defer ec.Close()
-	l, err := lock.New(lock.Config{Client: ec, Name: c.Name, TTL: c.ttl(), Holder: c.holder(), Endpoints: c.connFlags.Endpoints,
+	logger.Debug("etcd answered the dial's probe", "endpoints", c.connFlags.Endpoints)
+	l, err := lock.New(lock.Config{Client: ec, Name: c.Name, TTL: c.ttl(), Holder: c.holder(), Endpoints: c.connFlags.Endpoints, DialTimeout: c.DialTimeout,
 		Logger: logger, ReportEvery: c.WaitReportEvery})
 	if err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)

@@ -15,6 +15,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/etcd/internal/etcdtest"
 	"github.com/leasewrap/leasewrap/supervisor"
 )
@@ -27,6 +28,7 @@ func TestMain(m *testing.M) {
 	etcdtest.Serve()
 	jobMain() // the test job, when started as one
 	if os.Getenv(envMain) == "1" {
+		cli.CatchSIGPIPE() // as main does
 		os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())

@@ -34,6 +34,7 @@ type onceRunCmd struct {
 	RunID            string `name:"run-id" help:"Run id to record (default: 32 random hex digits)."`
 	PublishFailures  bool   `help:"Publish a failed run too, so retries replay the failure instead of running again. A run ended by a signal leasewrap passed on (a shutdown: SIGTERM, SIGINT, SIGHUP, SIGQUIT) is not published, so a retry runs again."`
 	PublishSignalled bool   `help:"With --publish-failures, publish a run ended by a signal leasewrap passed on as well."`
+	MaxRequestBytes  int    `name:"max-request-bytes" help:"The etcd server's --max-request-bytes: a run whose result record (with its command line) could not be published in one request is refused (64) before anything runs." default:"1572864"`
 	runFlags
 }
 
@@ -53,6 +54,9 @@ Examples:
 }
 
 func (c *onceRunCmd) Validate() error {
+	if c.MaxRequestBytes < 1 {
+		return fmt.Errorf("%w: --max-request-bytes %d must be positive (etcd's default is %d)", cli.ErrUsage, c.MaxRequestBytes, once.DefaultMaxRequestBytes)
+	}
 	if c.PublishSignalled && !c.PublishFailures {
 		return fmt.Errorf("%w: --publish-signalled only adds to --publish-failures; give both", cli.ErrUsage)
 	}
@@ -60,15 +64,23 @@ func (c *onceRunCmd) Validate() error {
 }
 
 func (c *onceRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
+	host, _ := os.Hostname()
+	cfg := once.Config{Prefix: c.Prefix, Key: c.Key, TTL: c.ttl(), Holder: c.holder(), Host: host,
+		RunID: c.RunID, PublishFailures: c.PublishFailures, PublishSignalled: c.PublishSignalled, Endpoints: c.connFlags.Endpoints,
+		Argv: c.Command, MaxRequestBytes: c.MaxRequestBytes}
+	// Before dialing: a run whose result cannot be recorded never starts.
+	if err := once.Check(cfg); err != nil {
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
+	}
 	ec, err := c.dial(ctx, c.etcdKey())
 	if err != nil {
 		return err
 	}
 	defer ec.Close()
-	host, _ := os.Hostname()
-	l, err := once.New(once.Config{Client: ec, Prefix: c.Prefix, Key: c.Key, TTL: c.ttl(), Holder: c.holder(), Host: host,
-		RunID: c.RunID, PublishFailures: c.PublishFailures, PublishSignalled: c.PublishSignalled, Endpoints: c.connFlags.Endpoints,
-		Logger: logger, ReportEvery: c.WaitReportEvery})
+	logger.Debug("etcd answered the dial's probe", "endpoints", c.connFlags.Endpoints)
+	cfg.Client, cfg.DialTimeout = ec, c.DialTimeout
+	cfg.Logger, cfg.ReportEvery = logger, c.WaitReportEvery
+	l, err := once.New(cfg)
 	if err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
