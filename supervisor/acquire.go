@@ -12,6 +12,7 @@ import (
 	"github.com/oklog/run"
 
 	"github.com/leasewrap/leasewrap/inherit"
+	"github.com/leasewrap/leasewrap/internal/ctxsleep"
 	"github.com/leasewrap/leasewrap/internal/fault"
 	"github.com/leasewrap/leasewrap/lease"
 )
@@ -52,6 +53,10 @@ type acquired struct {
 	child    *child
 	at       time.Time // monotonic start of the attempt that took the lease
 	anchored bool      // taken with lease.Anchor for the child's pid
+	// forwarded is a terminating signal that arrived after the child
+	// started but before supervision began, passed on to the job by
+	// acquire: supervision counts it as forwarded (Result.Forwarded).
+	forwarded syscall.Signal
 }
 
 // actor adds fn to g as an oklog/run actor whose interrupt ends its
@@ -90,8 +95,10 @@ func (r *runner) acquire(ctx context.Context, j *job) (*acquired, error) {
 	var abort *abortError
 	if errors.As(err, &abort) && got != nil {
 		// The signal raced the start: the job is already running under
-		// the lease, so it is the job's to handle.
+		// the lease, so it is the job's to handle, and the job's end by it
+		// is one leasewrap passed on.
 		got.child.signal(abort.sig)
+		got.forwarded = abort.sig
 		return got, nil
 	}
 	if got == nil && err == nil {
@@ -151,7 +158,7 @@ func (r *runner) attemptLoop(ctx context.Context, j *job) (*acquired, error) {
 		if w != nil {
 			woke, err = w.Wait(ctx, err, sleep)
 		} else {
-			err = sleepCtx(ctx, sleep)
+			err = ctxsleep.Sleep(ctx, sleep)
 		}
 		if err != nil {
 			return nil, err
@@ -357,16 +364,5 @@ func (r *runner) helperExe(role string) (string, error) {
 func (r *runner) undo(j *job, ls lease.Lease, cause error) {
 	if err := r.finish(ls, lease.Result{ExitCode: -1, Lost: true}, time.Now().Add(r.cfg.FinishTimeout)); err != nil {
 		r.cfg.Logger.Error("could not release a lease whose command never started", "key", j.locker.Key(), "err", err, "cause", cause)
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/internal/eintr"
 )
 
 // gateEnv names the descriptor an exec gate waits on. It is removed before
@@ -36,17 +38,10 @@ func runGate(v string) int {
 		return exitGateBroken
 	}
 	var b [1]byte
-	for {
-		n, err := unix.Read(fd, b[:])
-		if err == unix.EINTR {
-			continue
-		}
-		if n != 1 || err != nil {
-			// Leasewrap closed the gate (lease not acquired) or died: the
-			// command must never run.
-			return exitGateClosed
-		}
-		break
+	if n, err := eintr.Retry2(func() (int, error) { return unix.Read(fd, b[:]) }); n != 1 || err != nil {
+		// Leasewrap closed the gate (lease not acquired) or died: the
+		// command must never run.
+		return exitGateClosed
 	}
 	unix.Close(fd)
 	env := make([]string, 0, len(os.Environ()))

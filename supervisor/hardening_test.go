@@ -133,6 +133,20 @@ func TestForwardedSignalIsMarkedInTheResult(t *testing.T) {
 	}
 }
 
+// A terminating signal that arrives after the child started but before
+// supervision began is passed on to the job by acquisition, and the run
+// it ends is marked as ended by a forwarded signal like any other.
+func TestSignalRacingTheStartIsMarkedForwarded(t *testing.T) {
+	dir := t.TempDir()
+	have, s := runSup(t, testEnv(dir, "T_ANCHORED=1", "T_TERM_AT_ANCHOR=1", "T_GRACE=5s"), "sleep", "60")
+	if have != 143 {
+		t.Fatalf("want 143, have %d\n%s", have, &s.stderr)
+	}
+	if got := readFile(t, filepath.Join(dir, "job.lease.result")); got != "143 lost=false forwarded=15" {
+		t.Fatalf("want Finish to see the forwarded SIGTERM, have %q\n%s", got, &s.stderr)
+	}
+}
+
 // Config.OnEvent sees the run's events in order: acquired, started, a
 // renewal, finished; a waiter sees who holds the lease.
 func TestEventHook(t *testing.T) {

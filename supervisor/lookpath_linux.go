@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/internal/eintr"
 )
 
 // Exit codes of a command that cannot be executed, as env(1) and sh use
@@ -234,10 +236,7 @@ func head(p string) fileHead {
 	b := make([]byte, scriptHead)
 	n := 0
 	for n < len(b) {
-		m, err := unix.Read(fd, b[n:])
-		if err == unix.EINTR {
-			continue
-		}
+		m, err := eintr.Retry2(func() (int, error) { return unix.Read(fd, b[n:]) })
 		if err != nil {
 			return fileHead{}
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/internal/eintr"
 )
 
 // tracedPdeathsig: on amd64 a traced child is started with Pdeathsig, and
@@ -52,15 +54,8 @@ func clearPdeathsig(pid int) error {
 		return fmt.Errorf("single-step: %w", err)
 	}
 	var ws unix.WaitStatus
-	for {
-		_, err := unix.Wait4(pid, &ws, unix.WALL, nil)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("wait for the step: %w", err)
-		}
-		break
+	if _, err := eintr.Retry2(func() (int, error) { return unix.Wait4(pid, &ws, unix.WALL, nil) }); err != nil {
+		return fmt.Errorf("wait for the step: %w", err)
 	}
 	if !ws.Stopped() || ws.StopSignal() != unix.SIGTRAP {
 		return fmt.Errorf("step ended with status %#x", uint32(ws))

@@ -3,6 +3,8 @@ package supervisor
 import (
 	"golang.org/x/sys/unix"
 
+	"github.com/leasewrap/leasewrap/internal/eintr"
+
 	"github.com/leasewrap/leasewrap/lease"
 )
 
@@ -20,10 +22,7 @@ func (ch *child) reap(anyChild bool) (status lease.Result, exited, stopped bool)
 	}
 	for {
 		var ws unix.WaitStatus
-		pid, err := unix.Wait4(wpid, &ws, unix.WNOHANG|unix.WUNTRACED, nil)
-		if err == unix.EINTR {
-			continue
-		}
+		pid, err := eintr.Retry2(func() (int, error) { return unix.Wait4(wpid, &ws, unix.WNOHANG|unix.WUNTRACED, nil) })
 		if pid <= 0 || err != nil {
 			return status, false, stopped
 		}
@@ -35,7 +34,6 @@ func (ch *child) reap(anyChild bool) (status lease.Result, exited, stopped bool)
 			continue
 		}
 		if ws.Exited() || ws.Signaled() {
-			ch.cmd.Process.Release()
 			return resultOf(ws), true, stopped
 		}
 	}
@@ -54,10 +52,7 @@ func resultOf(ws unix.WaitStatus) lease.Result {
 func reapOrphans() {
 	for {
 		var ws unix.WaitStatus
-		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
-		if err == unix.EINTR {
-			continue
-		}
+		pid, err := eintr.Retry2(func() (int, error) { return unix.Wait4(-1, &ws, unix.WNOHANG, nil) })
 		if pid <= 0 || err != nil {
 			return
 		}

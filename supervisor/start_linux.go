@@ -6,17 +6,19 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/leasewrap/leasewrap/inherit"
+	"github.com/leasewrap/leasewrap/internal/eintr"
 	"github.com/leasewrap/leasewrap/internal/fault"
 )
 
 // child is a started child process.
 type child struct {
-	cmd   *exec.Cmd
 	pid   int
 	group *jobHold // the job: everything the child started (jobform_linux.go)
 
@@ -92,6 +94,85 @@ func (r *runner) prepare(j *job, h inherit.Handover) *exec.Cmd {
 	return cmd
 }
 
+// spawn starts cmd as cmd.Start would (the fields the supervisor sets:
+// Path, Args, Dir, Env, the three streams as files or nil for /dev/null,
+// ExtraFiles and SysProcAttr, all passed unchanged to the same fork and
+// exec in package syscall, on the calling OS thread) and returns the
+// child's pid. It does not go through os.StartProcess: that checks once per
+// process whether pidfds work by cloning a throwaway child and calling
+// pidfd_open, waitid and pidfd_send_signal (0.5 ms, 41 system calls, two
+// clones in a run of `true`), for an os.Process handle the supervisor never
+// uses: it waits for its child by pid (reap) and signals its process
+// group. cmd.Process stays nil.
+func spawn(cmd *exec.Cmd) (int, error) {
+	if cmd.Process != nil {
+		return 0, errors.New("supervisor: child already started")
+	}
+	env, err := dedupEnv(cmd.Env)
+	if err != nil {
+		return 0, err
+	}
+	files := make([]uintptr, 0, 3+len(cmd.ExtraFiles))
+	var devNull *os.File
+	for i, s := range []any{cmd.Stdin, cmd.Stdout, cmd.Stderr} {
+		if s == nil {
+			if devNull == nil {
+				if devNull, err = os.OpenFile(os.DevNull, os.O_RDWR, 0); err != nil {
+					return 0, err
+				}
+				defer devNull.Close()
+			}
+			files = append(files, devNull.Fd())
+			continue
+		}
+		f, ok := s.(*os.File)
+		if !ok {
+			return 0, fmt.Errorf("supervisor: %s: stream %d of the child is not a file (%T)", cmd.Path, i, s)
+		}
+		files = append(files, f.Fd())
+	}
+	for _, f := range cmd.ExtraFiles {
+		files = append(files, f.Fd())
+	}
+	pid, _, err := syscall.StartProcess(cmd.Path, cmd.Args, &syscall.ProcAttr{Dir: cmd.Dir, Env: env, Files: files, Sys: cmd.SysProcAttr})
+	runtime.KeepAlive(cmd) // its files stay open until the child has them
+	if err != nil {
+		return 0, &os.PathError{Op: "fork/exec", Path: cmd.Path, Err: err}
+	}
+	return pid, nil
+}
+
+// dedupEnv is os/exec's treatment of an environment: the last of several
+// entries for one name wins, in place of the first, and a NUL byte is an
+// error.
+func dedupEnv(env []string) ([]string, error) {
+	out := make([]string, 0, len(env))
+	saw := make(map[string]bool, len(env))
+	for n := len(env); n > 0; n-- {
+		kv := env[n-1]
+		if strings.IndexByte(kv, 0) >= 0 {
+			return nil, errors.New("exec: environment variable contains NUL")
+		}
+		i := strings.IndexByte(kv, '=')
+		if i == 0 {
+			i = strings.IndexByte(kv[1:], '=') + 1
+		}
+		if i < 0 {
+			if kv != "" {
+				out = append(out, kv)
+			}
+			continue
+		}
+		if saw[kv[:i]] {
+			continue
+		}
+		saw[kv[:i]] = true
+		out = append(out, kv)
+	}
+	slices.Reverse(out)
+	return out, nil
+}
+
 // foregroundTTY reports whether f is a terminal whose foreground process
 // group is ours (so handing it to the child steals it from nobody).
 func foregroundTTY(f *os.File) bool {
@@ -102,10 +183,11 @@ func foregroundTTY(f *os.File) bool {
 // startPlain starts cmd running at once (unanchored kinds: the lease was
 // taken before and is handed over as a descriptor).
 func startPlain(cmd *exec.Cmd) (*child, error) {
-	if err := cmd.Start(); err != nil {
+	pid, err := spawn(cmd)
+	if err != nil {
 		return nil, startError(cmd.Path, err)
 	}
-	return &child{cmd: cmd, pid: cmd.Process.Pid, group: pgroupHold(cmd.Process.Pid)}, nil
+	return &child{pid: pid, group: pgroupHold(pid)}, nil
 }
 
 // errPtraceRefused reports that the kernel or a security policy forbade
@@ -126,13 +208,14 @@ func startTraced(cmd *exec.Cmd) (*child, error) {
 		// running under its claim outlives leasewrap as designed.
 		cmd.SysProcAttr.Pdeathsig = unix.SIGKILL
 	}
-	if err := cmd.Start(); err != nil {
+	pid, err := spawn(cmd)
+	if err != nil {
 		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOSYS) {
 			return nil, fmt.Errorf("%w: %v", errPtraceRefused, err)
 		}
 		return nil, startError(cmd.Path, err)
 	}
-	ch := &child{cmd: cmd, pid: cmd.Process.Pid, group: pgroupHold(cmd.Process.Pid), traced: true}
+	ch := &child{pid: pid, group: pgroupHold(pid), traced: true}
 	fault.Point("supervisor.traced-before-stop") // the child may not have reached its exec yet
 	// Observe the stop at exec without consuming it (WNOWAIT): until the
 	// stop is reaped, the child's SIGTRAP stays pending, so a tracer that
@@ -140,16 +223,11 @@ func startTraced(cmd *exec.Cmd) (*child, error) {
 	// first would clear the signal, and a leasewrap killed before
 	// PTRACE_O_EXITKILL would then let the command run without its claim.
 	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PID, ch.pid, &info, unix.WSTOPPED|unix.WEXITED|unix.WNOWAIT|unix.WALL, nil)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			ch.kill()
-			return nil, fmt.Errorf("supervisor: wait for the stopped child: %w", err)
-		}
-		break
+	if err := eintr.Retry(func() error {
+		return unix.Waitid(unix.P_PID, ch.pid, &info, unix.WSTOPPED|unix.WEXITED|unix.WNOWAIT|unix.WALL, nil)
+	}); err != nil {
+		ch.kill()
+		return nil, fmt.Errorf("supervisor: wait for the stopped child: %w", err)
 	}
 	fault.Point("supervisor.traced-before-exitkill")
 	// If leasewrap dies from here on, before it lets the child go, the
@@ -160,16 +238,9 @@ func startTraced(cmd *exec.Cmd) (*child, error) {
 	}
 	// Now consume the stop, and check it was the exec's SIGTRAP.
 	var ws unix.WaitStatus
-	for {
-		_, err := unix.Wait4(ch.pid, &ws, unix.WALL, nil)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			ch.kill()
-			return nil, fmt.Errorf("supervisor: wait for the stopped child: %w", err)
-		}
-		break
+	if _, err := eintr.Retry2(func() (int, error) { return unix.Wait4(ch.pid, &ws, unix.WALL, nil) }); err != nil {
+		ch.kill()
+		return nil, fmt.Errorf("supervisor: wait for the stopped child: %w", err)
 	}
 	if !ws.Stopped() || ws.StopSignal() != unix.SIGTRAP {
 		ch.kill()
@@ -198,12 +269,12 @@ func startGated(cmd *exec.Cmd, exe string) (*child, error) {
 	// keeps fd 3.
 	gate.ExtraFiles = append(append([]*os.File(nil), cmd.ExtraFiles...), r)
 	gate.Env = append(append([]string(nil), cmd.Env...), fmt.Sprintf("%s=%d", gateEnv, 3+len(cmd.ExtraFiles)))
-	if err := gate.Start(); err != nil {
+	pid, err := spawn(&gate)
+	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("supervisor: start exec gate %s: %w", exe, err)
 	}
-	*cmd = gate
-	return &child{cmd: cmd, pid: cmd.Process.Pid, group: pgroupHold(cmd.Process.Pid), gate: w}, nil
+	return &child{pid: pid, group: pgroupHold(pid), gate: w}, nil
 }
 
 // release lets a stopped child run its command.
@@ -233,12 +304,7 @@ func (ch *child) kill() {
 	}
 	unix.Kill(ch.pid, unix.SIGKILL)
 	var ws unix.WaitStatus
-	for {
-		if _, err := unix.Wait4(ch.pid, &ws, unix.WALL, nil); err != unix.EINTR {
-			break
-		}
-	}
-	ch.cmd.Process.Release()
+	eintr.Retry2(func() (int, error) { return unix.Wait4(ch.pid, &ws, unix.WALL, nil) })
 }
 
 // lockThread pins the calling goroutine to its OS thread for ptrace.

@@ -104,7 +104,11 @@ type loop struct {
 }
 
 func (r *runner) loop(a *acquired, log *slog.Logger) *loop {
-	return &loop{r: r, child: a.child, done: a.lease.Done(), holder: a.lease.Holder(), log: log, forwarded: map[syscall.Signal]bool{}}
+	l := &loop{r: r, child: a.child, done: a.lease.Done(), holder: a.lease.Holder(), log: log, forwarded: map[syscall.Signal]bool{}}
+	if a.forwarded != 0 {
+		l.forwarded[a.forwarded] = true
+	}
+	return l
 }
 
 // reapPoll is a safety net for the reaper. SIGCHLD wakes it: coalesced

@@ -50,6 +50,12 @@ func (k anchoredKind) Started(context.Context, lease.Lease) {
 	os.WriteFile(k.path()+".started", nil, 0o644)
 }
 func (k anchoredKind) AcquireAnchored(ctx context.Context, pid int) (lease.Lease, error) {
+	if os.Getenv("T_TERM_AT_ANCHOR") == "1" {
+		// A shutdown that lands after the child exists, before
+		// supervision: acquisition's signal watcher takes it.
+		unix.Kill(os.Getpid(), unix.SIGTERM)
+		time.Sleep(200 * time.Millisecond)
+	}
 	return k.acquire(ctx, pid)
 }
 

@@ -12,6 +12,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/leasewrap/leasewrap/internal/eintr"
+
 	"github.com/leasewrap/leasewrap/internal/cgroup"
 )
 
@@ -46,7 +48,7 @@ const (
 type tether struct {
 	release chan struct{} // closed once the job is over: the thread may go
 	guard   *os.File      // write end of the guard's pipe
-	cmd     *exec.Cmd     // the guard process
+	pid     int           // the guard process
 }
 
 // startTethered starts cmd with Pdeathsig from a goroutine locked to its
@@ -54,22 +56,27 @@ type tether struct {
 func startTethered(cmd *exec.Cmd, guardExe string, hold *jobHold) (*child, error) {
 	cmd.SysProcAttr.Pdeathsig = unix.SIGKILL
 	t := &tether{release: make(chan struct{})}
-	errc := make(chan error, 1)
+	type started struct {
+		pid int
+		err error
+	}
+	startc := make(chan started, 1)
 	// Not an actor: this goroutine does no work, it only keeps the thread
 	// that is the child's parent alive (and locked) until the job is over.
 	go func() {
 		runtime.LockOSThread()
-		err := cmd.Start()
-		errc <- err
+		pid, err := spawn(cmd)
+		startc <- started{pid, err}
 		if err == nil {
 			<-t.release
 		}
 		runtime.UnlockOSThread()
 	}()
-	if err := <-errc; err != nil {
-		return nil, startError(cmd.Path, err)
+	st := <-startc
+	if st.err != nil {
+		return nil, startError(cmd.Path, st.err)
 	}
-	ch := &child{cmd: cmd, pid: cmd.Process.Pid, group: pgroupHold(cmd.Process.Pid), tether: t}
+	ch := &child{pid: st.pid, group: pgroupHold(st.pid), tether: t}
 	if hold != nil {
 		hold.started(ch)
 	}
@@ -94,12 +101,13 @@ func (t *tether) startGuard(exe string, hold *jobHold) error {
 	cmd.ExtraFiles = []*os.File{r}
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	pid, err := spawn(cmd)
+	if err != nil {
 		w.Close()
 		return fmt.Errorf("supervisor: start the job guard %s: %w", exe, err)
 	}
-	t.guard, t.cmd = w, cmd
-	hold.guard = cmd.Process.Pid
+	t.guard, t.pid = w, pid
+	hold.guard = pid
 	return nil
 }
 
@@ -110,7 +118,8 @@ func (t *tether) done() {
 		t.guard.Write([]byte{'d'})
 		t.guard.Close()
 		t.guard = nil
-		t.cmd.Wait()
+		var ws unix.WaitStatus
+		eintr.Retry2(func() (int, error) { return unix.Wait4(t.pid, &ws, 0, nil) })
 	}
 	select {
 	case <-t.release:
@@ -134,15 +143,8 @@ func runGuard(pgidv, fdv string) int {
 		return exitGateBroken
 	}
 	var b [1]byte
-	for {
-		n, err := unix.Read(fd, b[:])
-		if err == unix.EINTR {
-			continue
-		}
-		if n == 1 && b[0] == 'd' {
-			return 0
-		}
-		break
+	if n, _ := eintr.Retry2(func() (int, error) { return unix.Read(fd, b[:]) }); n == 1 && b[0] == 'd' {
+		return 0
 	}
 	if cgdir != "" {
 		fmt.Fprintf(os.Stderr, "leasewrap: job guard: leasewrap is gone; killing the job's cgroup %s, its lease will expire\n", cgdir)

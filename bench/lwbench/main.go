@@ -50,10 +50,14 @@ func sid(key int) string { return fmt.Sprintf("5f0c6d4e-3b1a-4f59-9b8e-%012x", k
 func (e *env) next() int { e.seq++; return e.seq }
 
 func withCmd(argv, extra, cmd []string) []string {
+	argv = append(argv, runFlags...)
 	argv = append(argv, extra...)
 	argv = append(argv, "--")
 	return append(argv, cmd...)
 }
+
+// runFlags are added to every run verb (-runflags, e.g. "--job pgroup").
+var runFlags []string
 
 var (
 	claimKind = kind{"claim", func(e *env, key int, extra []string, cmd ...string) []string {
@@ -95,6 +99,10 @@ func main() {
 	flag.StringVar(&sb.claimrs, "claimrs", "", "the claims seed's driver (lease/claim/testdata/claimcheck, release build) for the seeds section")
 	flag.StringVar(&sb.reservers, "reservers", "", "the reservation seed's driver (lease/reserve/testdata/reservecheck, release build)")
 	flag.StringVar(&sb.seedrs, "seedrs", "", "the session seed's driver (lease/session/testdata/seedcheck, release build)")
+	flag.Func("runflags", "flags added to every measured run verb, space-separated (e.g. \"--job pgroup\")", func(v string) error {
+		runFlags = strings.Fields(v)
+		return nil
+	})
 	sections := flag.String("sections", "startup,seeds,overhead,handover,takeover,contention,footprint,scale,renewals", "comma-separated sections to run")
 	quick := flag.Bool("quick", false, "shorter runs (footprint 10 s, fewer scale sizes, 100 renewing wrappers, 40 seeds rounds)")
 	honest := flag.Duration("honest", 60*time.Second, "length of the footprint run with the default renewal period (0 skips it)")

@@ -64,6 +64,8 @@ func startup(e *env) {
 			return func() *exec.Cmd { return e.lwBin(e.compare, argv()) }
 		}
 		vs = append(vs,
+			&startupVariant{name: name + ": --version", cmd: cw(func() []string { return []string{"--version"} }), base: "empty"},
+			&startupVariant{name: name + ": reserve hash KEY", cmd: cw(func() []string { return []string{"reserve", "hash", "KEY"} }), base: "empty"},
 			&startupVariant{name: name + ": claim run -- true", cmd: cw(func() []string { return claimKind.argv(e, claimKey2, nil, "true") }), base: "flock"},
 			&startupVariant{name: name + ": reserve run -- true (new key)", cmd: cw(func() []string { return reserveKind.argv(e, e.next(), nil, "true") }), base: "flock"},
 			&startupVariant{name: name + ": session run -- true", cmd: cw(func() []string { return sessionKind.argv(e, sessKey2, nil, "true") }), base: "flock"},

@@ -76,7 +76,14 @@ func main() {
 // realMain runs leasewrap with args; it returns the exit status.
 func realMain(args []string, stdout, stderr io.Writer) int {
 	c, g := model(args)
-	return cli.Main(c, g, description, version, args, stdout, stderr)
+	desc := description
+	if _, ok := c.(helpless); ok {
+		// kong interpolates the description (a regexp pass over every
+		// byte, 10 % of --version's instructions) whether or not help is
+		// shown, and these models never show it: help takes the tree.
+		desc = ""
+	}
+	return cli.Main(c, g, desc, version, args, stdout, stderr)
 }
 
 // ioStreams are the process's standard output and error (cli.IO).

@@ -47,6 +47,14 @@ type versionCLI struct {
 	cli.Globals `embed:""`
 }
 
+// helpless marks the models built only when args ask for no help
+// (--version alone, one verb): they never print the program's
+// description, so it is not given to kong.
+type helpless interface{ helpless() }
+
+func (*versionCLI) helpless() {}
+func (*oneVerb[T]) helpless() {}
+
 // model returns the smallest command tree that parses args and the global
 // flags inside it (filled in by the parse).
 func model(args []string) (any, *cli.Globals) {

@@ -94,3 +94,30 @@ func TestModelKeepsTheWholeTreeForHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpNeverComesFromAHelplessModel checks that the models kong gets no
+// description for (helpless) are never the ones a help request parses
+// with, and that the lean paths still use them.
+func TestHelpNeverComesFromAHelplessModel(t *testing.T) {
+	for _, args := range [][]string{
+		{"--help"}, {"-h"}, {"--version", "--help"}, {"-h", "--version"},
+		{"claim", "run", "--help"}, {"claim", "run", "k", "-h", "--", "true"},
+		{"-q", "reserve", "hash", "--help"}, {"session", "--help"},
+	} {
+		if m, _ := model(args); isHelpless(m) {
+			t.Errorf("%q: help would be printed by a model without the description (%T)", args, m)
+		}
+	}
+	for _, args := range [][]string{
+		{"--version"}, {"claim", "run", "k", "--", "true", "--help"}, {"reserve", "hash", "k"},
+	} {
+		if m, _ := model(args); !isHelpless(m) {
+			t.Errorf("%q: want a lean model, have %T", args, m)
+		}
+	}
+}
+
+func isHelpless(m any) bool {
+	_, ok := m.(helpless)
+	return ok
+}
