@@ -31,14 +31,30 @@ func NewLogger(c *Globals, w io.Writer) *slog.Logger {
 		// the loss of a lease and failures are errors.
 		level = slog.LevelError
 	}
-	switch resolveFormat(c.LogFormat, w) {
+	return slog.New(newHandler(resolveFormat(c.LogFormat, w), w, level))
+}
+
+// newHandler is the one handler of a resolved format ("json", "tint" or
+// "text"), for the logger and for leasewrap's own error lines alike.
+func newHandler(format string, w io.Writer, level slog.Leveler) slog.Handler {
+	switch format {
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+		return slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: jsonSeconds})
 	case "tint":
-		return slog.New(tint.NewTextHandler(w, &tint.Options{Level: level, TimeFormat: time.TimeOnly}))
+		return tint.NewTextHandler(w, &tint.Options{Level: level, TimeFormat: time.TimeOnly})
 	default:
-		return slog.New(tint.NewTextHandler(w, &tint.Options{Level: level, TimeFormat: time.RFC3339, NoColor: true}))
+		return tint.NewTextHandler(w, &tint.Options{Level: level, TimeFormat: time.RFC3339, NoColor: true})
 	}
+}
+
+// jsonSeconds writes every duration in JSON as seconds, a number (slog
+// would write nanoseconds): "ttl":120, "latency":0.0042. Text lines keep
+// Go's spelling (ttl=2m0s). One rule for leasewrap and leasewrap-etcd.
+func jsonSeconds(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.Float64Value(a.Value.Duration().Seconds())
+	}
+	return a
 }
 
 // resolveFormat turns --log-format auto into tint on a terminal and text
@@ -58,19 +74,32 @@ func isTerminal(f *os.File) bool {
 	return err == nil
 }
 
-// ErrorSink is where leasewrap's own error lines go ("leasewrap: …" from
-// ExitCode and from a failed parse). In JSON mode each line becomes one
-// JSON record at level ERROR, so that every line leasewrap writes on
-// stderr is JSON; otherwise lines pass through unchanged.
-func ErrorSink(format string, stderr io.Writer) io.Writer {
-	if resolveFormat(format, stderr) != "json" {
-		return stderr
+// LogFormat is the log format args ask for (the last --log-format before
+// "--"), else the environment's (LEASEWRAP_LOG_FORMAT), for the lines
+// written before or instead of a parse.
+func LogFormat(args []string, getenv func(string) string) string {
+	if f := ScanArgs(args).LogFormat; f != "" {
+		return f
 	}
-	return &jsonLines{h: slog.NewJSONHandler(stderr, nil)}
+	return getenv("LEASEWRAP_LOG_FORMAT")
 }
 
-// jsonLines turns every complete line written to it into one JSON log
-// record; a trailing partial line is kept until its newline arrives.
+// ErrorSink is where leasewrap's own error lines go ("leasewrap: …" from
+// ExitCode and from a failed parse). Each line becomes one record at level
+// ERROR in the log format, like every other line leasewrap writes: with a
+// timestamp and level in text mode, one JSON object in JSON mode, without
+// the "leasewrap: " prefix, and with attrs (the kind and key, when known).
+func ErrorSink(format string, stderr io.Writer, attrs ...slog.Attr) io.Writer {
+	h := newHandler(resolveFormat(format, stderr), stderr, slog.LevelError)
+	if len(attrs) > 0 {
+		h = h.WithAttrs(attrs)
+	}
+	return &jsonLines{h: h}
+}
+
+// jsonLines turns every complete line written to it into one log record
+// (JSON or text, per its handler); a trailing partial line is kept until
+// its newline arrives.
 type jsonLines struct {
 	mu  sync.Mutex
 	h   slog.Handler

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/alecthomas/kong"
 )
@@ -55,14 +57,28 @@ func Main(model any, g *Globals, description, version string, args []string, std
 				code = int(e)
 			}
 		}()
+		start := time.Now()
 		kctx, perr := parser.Parse(args)
 		if perr != nil {
 			var pe *kong.ParseError
 			if errors.As(perr, &pe) {
 				kctx = pe.Context // Parse returns no context on error
 			}
-			fmt.Fprintf(errOut, "leasewrap: %v\n", perr)
+			if pe != nil && pe.Context != nil {
+				errOut = ErrorSink(format, stderr, verbAttrs(pe.Context)...)
+			}
+			msg := perr.Error()
+			if verb := verbPath(kctx); verb != "" && !strings.HasPrefix(msg, verb+":") {
+				msg = verb + ": " + msg // kong's own errors do not say which verb
+			}
+			fmt.Fprintf(errOut, "leasewrap: %s\n", msg)
 			code = UsageCode(kctx)
+			// A run verb refused after its flags were read still leaves
+			// its --metrics-file (outcome error), unless that is the flag
+			// refused.
+			if !errors.Is(perr, errMetricsFile) {
+				finishObserving(kctx, start, perr, code, NewLogger(g, stderr))
+			}
 			return
 		}
 		logger := NewLogger(g, stderr)
@@ -72,7 +88,8 @@ func Main(model any, g *Globals, description, version string, args []string, std
 		out := &outputWriter{w: stdout}
 		kctx.Bind(IO{Out: out, Err: errOut})
 		err := outputFailed(kctx.Run(), UsageCode(kctx) == AdminError, out)
-		code = ExitCode(err, quietSink(g.Quiet, err, errOut))
+		code = ExitCode(err, quietSink(g.Quiet, err, ErrorSink(g.LogFormat, stderr, verbAttrs(kctx)...)))
+		finishObserving(kctx, start, err, code, logger) // --metrics-file
 	}()
 	return code
 }

@@ -25,6 +25,9 @@ type RunFlags struct {
 	Subreaper        bool          `help:"Reap orphaned descendants like tini, so the job's strays stay leasewrap's children (--no-subreaper to turn off; always on as PID 1)." default:"true" negatable:""`
 	LeaveStrays      bool          `help:"Settle the lease as soon as the child exits, leaving the rest of its process group running (unprotected by the lease)."`
 	Job              string        `help:"What holds the job together: cgroup (a cgroup v2 of its own: nothing it starts can leave it), pgroup (its process group: setsid leaves it) or auto (cgroup where one can be created, else pgroup)." enum:"auto,cgroup,pgroup" default:"auto"`
+	ObserveFlags     `embed:""`
+
+	line verbLine // the raw command line, for Check's messages (BeforeApply)
 
 	Command []string `arg:"" passthrough:"" name:"command" help:"The command to run, after --."`
 }
@@ -35,6 +38,9 @@ const MinRenewEvery = 100 * time.Millisecond
 // Check checks the shared flags; ttl is the lease's TTL if known. (Not
 // named Validate: kong would call that itself, without the TTL.)
 func (f *RunFlags) Check(ttl time.Duration) error {
+	if err := f.line.missingKey(f.Command); err != nil {
+		return err
+	}
 	if len(f.Command) > 0 && f.Command[0] == "--" {
 		f.Command = f.Command[1:]
 	} else if len(f.Command) > 0 && strings.HasPrefix(f.Command[0], "-") {
@@ -43,7 +49,7 @@ func (f *RunFlags) Check(ttl time.Duration) error {
 		return fmt.Errorf("%w: unknown flag %s (the command goes after --)", ErrUsage, f.Command[0])
 	}
 	if len(f.Command) == 0 {
-		return fmt.Errorf("%w: no command given; put it after --, e.g. leasewrap claim run KEY -- ./job.sh", ErrUsage)
+		return fmt.Errorf("%w: no command given; put it after --, e.g. %s -- ./job.sh", ErrUsage, f.line.example())
 	}
 	if f.Command[0] == "" {
 		return fmt.Errorf("%w: the command is empty (\"\"); put the program to run after --", ErrUsage)
@@ -57,8 +63,11 @@ func (f *RunFlags) Check(ttl time.Duration) error {
 	if f.ConflictExitCode < 0 || f.ConflictExitCode > 255 {
 		return fmt.Errorf("%w: --conflict-exit-code %d is not in 0..255", ErrUsage, f.ConflictExitCode)
 	}
+	if err := f.ObserveFlags.check(); err != nil {
+		return err
+	}
 	if err := f.Config(nil, nil).ValidateTiming(ttl); err != nil {
-		return fmt.Errorf("%w: %v", ErrUsage, err)
+		return f.timingError(ttl, err)
 	}
 	return nil
 }
@@ -86,7 +95,7 @@ func (f *RunFlags) Supervise(ctx context.Context, cfg supervisor.Config) error {
 	// supervisor.Run refuses a command that cannot run before anything is
 	// acquired, with env(1)'s codes (127 not found, 126 not executable); a
 	// file without #! runs through /bin/sh, as execvp does.
-	res, err := supervisor.Run(ctx, cfg)
+	res, err := f.ObserveFlags.run(ctx, cfg) // supervisor.Run, with --listen beside it
 	if err != nil {
 		return err
 	}

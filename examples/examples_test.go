@@ -65,7 +65,8 @@ func TestDemo(t *testing.T) {
 	for _, want := range []string{"flock(1) -n exited 1", "with -q (a crontab line): exited 75, printed 0 bytes",
 		"third flock wrapper ran after the holder exited", "flock(1) -n got the lock once every wrapper was done",
 		"child.sh: holding flock", "second wrapper exited 75", "third wrapper ran after the holder exited", `{"key":"build:nightly","state":"free"}`,
-		"retry exited 0 (replayed)", "fd 3 is locked", "done: every lease was settled"} {
+		"retry exited 0 (replayed)", "fd 3 is locked", "done: every lease was settled",
+		`leasewrap_runs_total{kind="claim",key="metrics:demo",outcome="ran"} 2`, `leasewrap_last_exit_code{kind="claim",key="metrics:demo"} 3`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("want %q in the demo's output:\n%s", want, out)
 		}

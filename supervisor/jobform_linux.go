@@ -57,10 +57,18 @@ type jobHold struct {
 	joined bool
 	pgid   int // the child's process group, once started
 	guard  int // a tethered job's guard: never a member of a joined job
+
+	// parent, while set, is where the job's cgroup is to be created at
+	// the first start (--job auto): a run that starts nothing (a replay,
+	// a held lease) creates none. log says which form that start got.
+	parent func() (string, error)
+	log    *slog.Logger
 }
 
 // holdJob decides the form of one job (see JobMode) and logs it at debug
-// level, with the reason when auto falls back to the process group.
+// level, with the reason when auto falls back to the process group. With
+// --job cgroup the cgroup is created now (none: an error before anything
+// is acquired); with auto at the first start (create).
 func (c *Config) holdJob(log *slog.Logger) (*jobHold, error) {
 	h := &jobHold{}
 	if outer, ok := outerGroup(os.Getenv(JobEnv)); ok {
@@ -75,8 +83,12 @@ func (c *Config) holdJob(log *slog.Logger) (*jobHold, error) {
 	if c.cgroupParent != nil {
 		parent = c.cgroupParent
 	}
+	if c.Job != JobCgroup {
+		h.parent, h.log = parent, log
+		return h, nil
+	}
 	dir, err := parent()
-	if errors.Is(err, cgroup.ErrUndelegated) && c.Job == JobCgroup {
+	if errors.Is(err, cgroup.ErrUndelegated) {
 		log.Debug("our cgroup is a systemd unit's not marked delegated; --job cgroup uses it anyway", "why", err.Error())
 		err = nil
 	}
@@ -84,14 +96,26 @@ func (c *Config) holdJob(log *slog.Logger) (*jobHold, error) {
 		h.cg, err = cgroup.Create(dir)
 	}
 	if err != nil {
-		if c.Job == JobCgroup {
-			return nil, fmt.Errorf("supervisor: --job cgroup: %w (use --job auto or pgroup to run in a process group)", err)
-		}
-		log.Debug("job form: process group (no cgroup of its own)", "why", err.Error())
-		return h, nil
+		return nil, fmt.Errorf("supervisor: --job cgroup: %w (use --job auto or pgroup to run in a process group)", err)
 	}
 	log.Debug("job form: cgroup", "cgroup", h.cg.Dir())
 	return h, nil
+}
+
+// create makes the job's cgroup at the first start (--job auto), or
+// settles on the process group, saying why.
+func (h *jobHold) create() {
+	parent := h.parent
+	h.parent = nil
+	dir, err := parent()
+	if err == nil {
+		h.cg, err = cgroup.Create(dir)
+	}
+	if err != nil {
+		h.log.Debug("job form: process group (no cgroup of its own)", "why", err.Error())
+		return
+	}
+	h.log.Debug("job form: cgroup", "cgroup", h.cg.Dir())
 }
 
 // outerGroup reads JobEnv as an outer leasewrap set it for a process-group
@@ -137,6 +161,9 @@ func outerGroup(v string) (int, bool) {
 // exec), in a process group of its own unless the job is joined, and tells
 // it the job's form (JobEnv).
 func (h *jobHold) into(cmd *exec.Cmd) {
+	if h.parent != nil {
+		h.create()
+	}
 	cmd.SysProcAttr.Setpgid = !h.joined
 	cmd.SysProcAttr.Foreground = cmd.SysProcAttr.Foreground && !h.joined
 	v := "pgroup:" + strconv.Itoa(os.Getpid())

@@ -66,7 +66,7 @@ func TestClaimRunConflictUsageAndNotFound(t *testing.T) {
 		{"conflict override", []string{"claim", "run", "job", "--root", root, "--conflict-exit-code", "3", "--", "touch", ran}, 3, "is held"},
 		{"no command", []string{"claim", "run", "other", "--root", root}, 64, "no command given"},
 		{"bad flag", []string{"claim", "run", "other", "--root", root, "--frob", "--", "true"}, 64, "unknown flag --frob"},
-		{"grace over ttl", []string{"claim", "run", "other", "--root", root, "--ttl", "1m", "--kill-grace", "2m", "--", "true"}, 64, "kill grace 2m0s must be shorter than the TTL"},
+		{"grace over ttl", []string{"claim", "run", "other", "--root", root, "--ttl", "1m", "--kill-grace", "2m", "--", "true"}, 64, "--kill-grace 2m0s must be shorter than --ttl 1m0s"},
 		{"ttl too short", []string{"claim", "run", "other", "--root", root, "--ttl", "10s", "--", "true"}, 64, "--ttl 10s is outside the protocol's bounds"},
 		{"bad metadata", []string{"claim", "run", "other", "--root", root, "--metadata", "[1]", "--", "true"}, 64, "metadata must be a JSON object"},
 		{"not found", []string{"claim", "run", "other", "--root", root, "--", "no-such-command-xyz"}, 127, "executable file not found"},

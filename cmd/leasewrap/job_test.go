@@ -67,7 +67,7 @@ func TestClaimRunFencesWhileARenewalIsHeldInTheKernel(t *testing.T) {
 	// only once strace lets go of the held thread: a traced process's
 	// parent hears of its end after the tracer does.)
 	testutil.WaitFor(t, "leasewrap's last line while the release's mkdir is still held", 30*time.Second, func() bool {
-		return strings.Contains(p.stderr.String(), `leasewrap: claim "fence-key"`)
+		return strings.Contains(p.stderr.String(), `ERR claim "fence-key"`) // the final error line (TIME ERR msg kind= key=)
 	})
 	if !strings.Contains(p.stderr.String(), "abandoned") {
 		t.Fatalf("want the abandoned release named in the log:\n%s", &p.stderr)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -70,18 +71,50 @@ func TestJSONLogFormatCoversEveryStderrLine(t *testing.T) {
 			if strings.HasPrefix(msg, "leasewrap: ") {
 				t.Errorf("want the msg without the text-mode prefix, have %q", msg)
 			}
+			if last["kind"] != "claim" && last["kind"] != "reservation" {
+				t.Errorf("want the error record to carry the kind, have %v", last)
+			}
+			if tc.code == cli.ExitConflict && last["key"] != "job" {
+				t.Errorf("want the error record to carry the key, have %v", last)
+			}
 		})
 	}
 }
 
-// TestTextLogFormatKeepsThePlainErrorLine guards the default: without JSON
-// the final error line stays "leasewrap: …".
-func TestTextLogFormatKeepsThePlainErrorLine(t *testing.T) {
-	cmd := leasewrapCmd(t, "--log-format", "text", "reserve", "run")
+// TestTextLogFormatErrorLineHasTimeAndLevel: in text mode leasewrap's own
+// error line looks like its other lines: a timestamp, ERR, the kind.
+func TestTextLogFormatErrorLineHasTimeAndLevel(t *testing.T) {
+	cmd := leasewrapCmd(t, "--log-format", "text", "reserve", "run", "job")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	_ = cmd.Run()
-	if !strings.HasPrefix(stderr.String(), "leasewrap: ") {
-		t.Fatalf("want a plain \"leasewrap: …\" line, have %q", stderr.String())
+	line := stderr.String()
+	if !regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S* ERR reserve run: usage: no command given.* kind=reservation key=job\n$`).MatchString(line) {
+		t.Fatalf("want \"TIME ERR reserve run: usage: … kind=reservation key=job\", have %q", line)
+	}
+}
+
+// TestJSONDurationsAreSeconds: every duration leasewrap logs in JSON is
+// seconds, a number (docs: README, Usage).
+func TestJSONDurationsAreSeconds(t *testing.T) {
+	root := t.TempDir()
+	cmd := leasewrapCmd(t, "--log-format", "json", "claim", "run", "job", "--root", root, "--ttl", "2m", "--", "true")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\n%s", err, &stderr)
+	}
+	var acquired map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatalf("not JSON: %q", l)
+		}
+		if _, ok := rec["ttl"]; ok {
+			acquired = rec
+		}
+	}
+	if ttl, ok := acquired["ttl"].(float64); !ok || ttl != 120 {
+		t.Fatalf("want \"ttl\":120 (seconds), have %v", acquired)
 	}
 }

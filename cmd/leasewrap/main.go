@@ -36,17 +36,30 @@ Examples:
   # Own a session for a daemon; refused while another instance owns it.
   leasewrap session run 5f0c6d4e-3b1a-4f59-9b8e-0d7f2a9c1e42 --epoch 6 -- ./daemon
 
+Every kind and its run verb:
+  leasewrap flock run PATH -- CMD                  # flock(2) on PATH, as flock(1) takes it
+  leasewrap claim run KEY -- CMD                   # fno work claim (PID + TTL)
+  leasewrap reserve run KEY -- CMD                 # at most once per key, replayed
+  leasewrap session run SID --epoch N -- CMD       # bcode session owner
 Across hosts, on etcd (served by leasewrap-etcd, installed beside leasewrap):
   leasewrap lock run NAME --endpoints URL -- CMD   # interoperable with etcdctl lock
+  leasewrap lock holders NAME
   leasewrap once run KEY --endpoints URL -- CMD    # run once per key across hosts
-
+  leasewrap once lookup KEY / once release KEY --run-id ID
 On Kubernetes (served by leasewrap-kube, installed beside leasewrap):
-  leasewrap kube run NAME -- CMD                   # a Lease, interoperable with client-go
+  leasewrap kube run NAME -- CMD                   # a coordination.k8s.io Lease
+  leasewrap kube holder NAME
+
+Every run verb also takes --metrics-file PATH (Prometheus textfile after the
+run) and --listen ADDR (/metrics, /healthz, /readyz while it runs).
 
 Exit codes (run verbs): the child's code; 128+N if it died of signal N;
-64 usage; 65 a record leasewrap refuses to touch; 70 internal or I/O error;
-75 lease held by another (--conflict-exit-code); 76 lease lost; 127 or 126
-the command was not found or cannot be executed (as env(1); nothing ran).`
+64 usage; 65 a record leasewrap refuses to touch; 69 etcd (or the cluster)
+did not answer; 70 internal or I/O error; 75 lease held by another
+(--conflict-exit-code); 76 lease lost; 77 TLS or authentication refused;
+127 or 126 the command (or leasewrap-etcd, leasewrap-kube) was not found or cannot be
+executed (as env(1); nothing ran). Admin verbs: 0 done, 1 held / nothing
+there, 2 usage or error.`
 
 func main() {
 	supervisor.Gate() // never returns when this process is an exec gate or a job guard
@@ -55,7 +68,8 @@ func main() {
 		// lock and once live in leasewrap-etcd, kube in leasewrap-kube, so
 		// their clients' start-up never reaches the local kinds: the
 		// sibling was exec'd in place.
-		os.Exit(cli.ExitCode(err, os.Stderr)) // returns only on failure
+		// Only a failed exec returns: 127 missing, 126 not executable.
+		os.Exit(cli.ExitCode(siblingExecError(err), cli.ErrorSink(cli.LogFormat(os.Args[1:], os.Getenv), os.Stderr)))
 	}
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -22,6 +22,7 @@ type tree struct {
 	Reserves    reserveKind `embed:""`
 	Sessions    sessionKind `embed:""`
 	Flocks      flockKind   `embed:""`
+	Etcd        etcdKinds   `embed:""` // help only: lock and once run in leasewrap-etcd
 }
 
 // The kinds, each with its one-line help, shared by the whole tree and

@@ -20,6 +20,9 @@ func TestEveryVerbHasItsOwnModel(t *testing.T) {
 	}
 	n := 0
 	for _, kind := range whole.Model.Children {
+		if kind.Name == "lock" || kind.Name == "once" {
+			continue // help only: main executes leasewrap-etcd for them before kong runs
+		}
 		for _, verb := range kind.Children {
 			n++
 			args := []string{"--log-level", "warn", kind.Name, "-q", verb.Name}

@@ -14,9 +14,13 @@ import (
 type classified struct {
 	kind error
 	err  error
+	hint string // what to check; "" for the kind's usual hint
 }
 
 func (e *classified) Error() string {
+	if e.hint != "" {
+		return e.err.Error() + " (" + e.hint + ")"
+	}
 	if e.kind == ErrNoPerm {
 		return e.err.Error() + " (check --cacert/--cert/--key, --user and the password)"
 	}

@@ -177,10 +177,12 @@ func Dial(ctx context.Context, c Config, probeKey string) (*clientv3.Client, err
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		derr := diagnosePlain(ctx, eps, c.DialTimeout)
 		if tc != nil {
-			if derr := diagnoseTLS(ctx, eps, tc, c.DialTimeout); derr != nil {
-				return nil, derr
-			}
+			derr = diagnoseTLS(ctx, eps, tc, c.DialTimeout)
+		}
+		if derr != nil {
+			return nil, derr
 		}
 		return nil, Classify(fmt.Errorf("etcd at %s did not answer within --dial-timeout %v: %w", strings.Join(eps, ","), c.DialTimeout, err))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/leasewrap/leasewrap/etcd/conn"
 	"github.com/leasewrap/leasewrap/etcd/internal/session"
+	"github.com/leasewrap/leasewrap/etcd/internal/waitlog"
 	"github.com/leasewrap/leasewrap/lease"
 )
 
@@ -36,6 +38,12 @@ type Config struct {
 	// a connection that dies after the dial is then 69 within it, not
 	// after gRPC's keep-alive notices. 0 means 5 s.
 	DialTimeout time.Duration
+	// Logger receives a waiter's lines (AcquireWait): whom it waits for
+	// when it starts waiting and every ReportEvery after, at info level;
+	// each look at the queue at debug level. nil discards.
+	Logger *slog.Logger
+	// ReportEvery is how often a waiter says it still waits (default 1m).
+	ReportEvery time.Duration
 }
 
 // Locker takes the lock. It implements lease.Locker and lease.Queuer.
@@ -118,7 +126,9 @@ func (l *Locker) acquireWaitOnce(ctx context.Context) (le lease.Lease, requeue b
 	}
 	hdrRev := c.hdrRev
 	if c.owner != nil && c.owner.CreateRevision != c.myRev {
-		if err := l.waitTurnAlive(ctx, c); err != nil {
+		wl := waitlog.New(l.cfg.Logger, l.cfg.ReportEvery, Kind, l.cfg.Name)
+		l.report(ctx, c, wl)
+		if err := l.waitTurnAlive(ctx, c, wl); err != nil {
 			c.abandon()
 			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
 				return nil, false, l.heldError(string(c.owner.Key), "not acquired within --wait")
@@ -214,7 +224,7 @@ func (l *Locker) enqueue(ctx context.Context) (*contender, error) {
 // waitTurnAlive waits for our turn while keeping our queue key's lease
 // alive (one keep-alive every third of the TTL; no fence applies yet: the
 // lock is not held). A lease lost while waiting ends the wait.
-func (l *Locker) waitTurnAlive(ctx context.Context, c *contender) error {
+func (l *Locker) waitTurnAlive(ctx context.Context, c *contender, wl *waitlog.Log) error {
 	wctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	done := make(chan struct{})
@@ -235,7 +245,7 @@ func (l *Locker) waitTurnAlive(ctx context.Context, c *contender) error {
 			}
 		}
 	}()
-	err := l.waitTurn(wctx, c.myRev)
+	err := l.waitTurn(wctx, c, wl)
 	if cause := context.Cause(wctx); err != nil && errors.Is(cause, lease.ErrLost) {
 		return cause
 	}
@@ -245,21 +255,61 @@ func (l *Locker) waitTurnAlive(ctx context.Context, c *contender) error {
 
 // waitTurn waits until no key under the prefix was created before ours:
 // it watches the last one created before ours until it is deleted, and
-// repeats.
-func (l *Locker) waitTurn(ctx context.Context, myRev int64) error {
+// repeats. Each look at the queue is logged at debug level; when a report
+// is due (wl), the watch is left to say whom it waits for, then resumed.
+func (l *Locker) waitTurn(ctx context.Context, c *contender, wl *waitlog.Log) error {
 	cli := l.cfg.Client
 	for {
-		pred, err := cli.Get(ctx, l.pfx, append(clientv3.WithLastCreate(), clientv3.WithMaxCreateRev(myRev-1))...)
+		pred, err := cli.Get(ctx, l.pfx, append(clientv3.WithLastCreate(), clientv3.WithMaxCreateRev(c.myRev-1))...)
 		if err != nil {
 			return err
 		}
 		if len(pred.Kvs) == 0 {
 			return nil
 		}
-		if err := waitDelete(ctx, cli, string(pred.Kvs[0].Key), pred.Header.Revision); err != nil {
-			return err
+		wl.Attempt("lock queue: waiting for the key ahead of ours to be deleted", "ahead", string(pred.Kvs[0].Key), "ours", c.key)
+		for {
+			rctx, cancel := context.WithDeadline(ctx, wl.Next())
+			err := waitDelete(rctx, cli, string(pred.Kvs[0].Key), pred.Header.Revision)
+			cancel()
+			if err == nil {
+				break // deleted, or the watch ended: read the queue again
+			}
+			if ctx.Err() != nil {
+				return err
+			}
+			l.report(ctx, c, wl) // a report was due
 		}
 	}
+}
+
+// report says whom the waiter waits for: the holder's key and lease, the
+// holder lease's TTL left, and how many keys are ahead of ours. Its reads
+// are bounded (2 s); what could not be read is left out.
+func (l *Locker) report(ctx context.Context, c *contender, wl *waitlog.Log) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	cli := l.cfg.Client
+	holder := "unknown"
+	var attrs []any
+	if c.owner != nil {
+		holder = string(c.owner.Key)
+	}
+	if resp, err := cli.Get(ctx, l.pfx, clientv3.WithFirstCreate()...); err == nil && len(resp.Kvs) > 0 {
+		kv := resp.Kvs[0]
+		holder = string(kv.Key)
+		attrs = append(attrs, "holder_lease", fmt.Sprintf("%x", kv.Lease), "holder_create_revision", kv.CreateRevision)
+		if kv.Lease != 0 {
+			if t, err := cli.TimeToLive(ctx, clientv3.LeaseID(kv.Lease)); err == nil && t.TTL >= 0 {
+				attrs = append(attrs, "holder_ttl_left", time.Duration(t.TTL)*time.Second)
+			}
+		}
+	}
+	// Keys only, counted here: etcd's count ignores the create-revision filter.
+	if resp, err := cli.Get(ctx, l.pfx, clientv3.WithPrefix(), clientv3.WithMaxCreateRev(c.myRev-1), clientv3.WithKeysOnly()); err == nil {
+		attrs = append(attrs, "ahead_of_us", len(resp.Kvs))
+	}
+	wl.Report(holder, attrs...)
 }
 
 // waitDelete blocks until key is deleted after revision rev.

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/leasewrap/leasewrap/etcd/conn"
 	"github.com/leasewrap/leasewrap/etcd/internal/session"
+	"github.com/leasewrap/leasewrap/etcd/internal/waitlog"
 	"github.com/leasewrap/leasewrap/lease"
 )
 
@@ -49,6 +51,12 @@ type Config struct {
 	// DialTimeout bounds what a try-once Acquire may wait for etcd, and
 	// the clean-up of an attempt given up (0: 5 s), as lock.Config's.
 	DialTimeout time.Duration
+	// Logger receives a waiter's lines (AcquireWait): whom it waits for
+	// when it starts waiting and every ReportEvery after, at info level;
+	// each attempt at debug level. nil discards.
+	Logger *slog.Logger
+	// ReportEvery is how often a waiter says it still waits (default 1m).
+	ReportEvery time.Duration
 }
 
 // Locker claims the key. It implements lease.Locker and lease.Queuer.
@@ -132,7 +140,12 @@ func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
 // AcquireWait claims the key or, while a run is in flight, watches the
 // record until it is deleted or published, then replays or competes again,
 // until ctx ends. On failure the session is revoked and nothing stays.
+//
+// It says whom it waits for (the run in flight: holder, host, pid, run id
+// and since when) when it starts waiting and at least every ReportEvery
+// after, and logs each attempt at debug level.
 func (l *Locker) AcquireWait(ctx context.Context) (lease.Lease, error) {
+	wl := waitlog.New(l.cfg.Logger, l.cfg.ReportEvery, Kind, l.cfg.Key)
 	for {
 		// A fresh session per attempt: nothing keeps one alive between.
 		s, err := session.Grant(ctx, l.cfg.Client, l.cfg.TTL)
@@ -147,10 +160,46 @@ func (l *Locker) AcquireWait(ctx context.Context) (lease.Lease, error) {
 		if !errors.Is(err, lease.ErrHeld) {
 			return nil, ctxError(ctx, err, err)
 		}
-		if werr := waitChange(ctx, l.cfg.Client, l.key, rev); werr != nil {
+		wl.Attempt("once: a run is in flight; watching its record", "etcd_key", l.key, "held", err.Error())
+		if wl.Due() {
+			holder, attrs := inFlight(err)
+			wl.Report(holder, attrs...)
+		}
+		// The watch ends when the record changes, or when the next report
+		// is due: then the record is read again (an attempt) and reported.
+		rctx, cancel := context.WithDeadline(ctx, wl.Next())
+		werr := waitChange(rctx, l.cfg.Client, l.key, rev)
+		cancel()
+		if werr != nil && ctx.Err() == nil && rctx.Err() != nil {
+			continue // a report is due
+		}
+		if werr != nil {
 			return nil, ctxError(ctx, err, conn.Classify(werr))
 		}
 	}
+}
+
+// inFlight is the holder a contention error names, and what else it says.
+func inFlight(err error) (string, []any) {
+	var he *lease.HeldError
+	if !errors.As(err, &he) {
+		return "unknown", []any{"held", err.Error()}
+	}
+	holder := he.Holder
+	if holder == "" {
+		holder = "unknown"
+	}
+	var attrs []any
+	if he.Host != "" {
+		attrs = append(attrs, "holder_host", he.Host)
+	}
+	if he.PID > 0 {
+		attrs = append(attrs, "holder_pid", he.PID)
+	}
+	if he.Detail != "" {
+		attrs = append(attrs, "detail", he.Detail)
+	}
+	return holder, attrs
 }
 
 // ctxError is held when ctx's deadline passed, ctx.Err() when it was

@@ -264,3 +264,40 @@ func TestCheckRefusals(t *testing.T) {
 		t.Fatalf("own job cgroup: want accepted, have %v", err)
 	}
 }
+
+// A sweep looks at a bounded number of job cgroups, whatever the parent
+// holds, and over a few runs reaches them all.
+func TestSweepIsBounded(t *testing.T) {
+	base, err := Create(realParent(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { base.Kill(); base.Close() })
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-sweepAge - time.Minute)
+	const n = 40
+	for i := range n {
+		dir := filepath.Join(base.Dir(), fmt.Sprintf("%s%d-%04d", Prefix, dead.Process.Pid, i))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(dir, old, old)
+	}
+	count := func() int {
+		m, _ := filepath.Glob(filepath.Join(base.Dir(), Prefix+"*"))
+		return len(m)
+	}
+	sweep(base.Dir(), sweepLook, 4)
+	if have := count(); have != n-4 {
+		t.Fatalf("one sweep: want %d left (4 removed), have %d", n-4, have)
+	}
+	for i := 0; i < 50 && count() > 0; i++ {
+		sweep(base.Dir(), sweepLook, 4)
+	}
+	if have := count(); have != 0 {
+		t.Fatalf("after repeated sweeps: want none left, have %d", have)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -28,7 +29,7 @@ type Group struct {
 // own); a populated one is never touched. A kernel without cgroup.kill
 // (before 5.14) is refused with an error wrapping ErrUnavailable.
 func Create(parent string) (*Group, error) {
-	sweep(parent, 16)
+	sweep(parent, sweepLook, 4)
 	dir := filepath.Join(parent, newName())
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cgroup: create job cgroup %s: %w", dir, err)
@@ -222,20 +223,38 @@ func removeAll(dir string) error {
 // kill(2) while it may still be about to start its job there.
 const sweepAge = 10 * time.Minute
 
-// sweep removes at most max job cgroups under parent whose creator is gone,
-// that are older than sweepAge and that hold no process (cgroup.events
-// says so for the whole subtree, so no live nested leasewrap is below one).
-func sweep(parent string, max int) {
-	ents, err := os.ReadDir(parent)
+// sweepLook bounds the job cgroups one sweep looks at (a kill(2) and a
+// stat each), so a parent crowded with leftovers costs every run the same
+// few system calls; each sweep starts at a random entry, so all are seen
+// over a few runs.
+const sweepLook = 8
+
+// sweep looks at up to look job cgroups under parent and removes at most
+// max of them: those whose creator is gone, that are older than sweepAge
+// and that hold no process (cgroup.events says so for the whole subtree,
+// so no live nested leasewrap is below one).
+func sweep(parent string, look, max int) {
+	f, err := os.Open(parent)
 	if err != nil {
 		return
 	}
-	for _, e := range ents {
-		if max == 0 {
+	ents, err := f.ReadDir(-1) // unsorted
+	f.Close()
+	if err != nil || len(ents) == 0 {
+		return
+	}
+	start := mrand.IntN(len(ents))
+	for i := range ents {
+		e := ents[(start+i)%len(ents)]
+		if max == 0 || look == 0 {
 			return
 		}
 		pid, ok := creatorPID(e.Name())
-		if !ok || !e.IsDir() || pid == os.Getpid() || unix.Kill(pid, 0) != unix.ESRCH {
+		if !ok || !e.IsDir() || pid == os.Getpid() {
+			continue
+		}
+		look--
+		if unix.Kill(pid, 0) != unix.ESRCH {
 			continue
 		}
 		dir := filepath.Join(parent, e.Name())

@@ -175,7 +175,7 @@ func (c *Claims) Acquire(ctx context.Context, key, holder string, o AcquireOptio
 			return c.idempotentReacquire(ctx, path, key, holder, o, existing)
 		}
 		if st := c.Classify(existing, c.nowMs()); st == Live || st == Suspect {
-			return nil, &HeldByOtherError{Key: key, Holder: existing.Holder, PID: existing.PID, Host: existing.Host, State: st}
+			return nil, &HeldByOtherError{Key: key, Holder: existing.Holder, PID: existing.PID, Host: existing.Host, State: st, rec: existing}
 		}
 		acq, retry, err := c.recoverStale(ctx, path, key, holder, o)
 		if retry {

@@ -48,6 +48,8 @@ type HeldByOtherError struct {
 	PID    int
 	Host   string
 	State  State
+
+	rec *Record // the record seen, for the detail (Locker)
 }
 
 func (e *HeldByOtherError) Error() string {

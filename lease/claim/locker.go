@@ -114,16 +114,7 @@ func (l *Locker) Probe(ctx context.Context) error {
 	}
 	r := st.Record
 	return &lease.HeldError{Kind: "claim", Key: l.cfg.Key, Holder: r.Holder, PID: r.PID, Host: r.Host,
-		Since: time.UnixMilli(r.AcquiredAt), Detail: heldDetail(st.State, r)}
-}
-
-// heldDetail says why a claim is held; a suspect one (its holder not
-// provably alive) is held until its expires_at, which it names.
-func heldDetail(st State, r *Record) string {
-	if st == Suspect && r.ExpiresAt != nil {
-		return fmt.Sprintf("claim is suspect (its holder is not provably alive) until it expires at %s", time.UnixMilli(*r.ExpiresAt).UTC().Format(time.RFC3339))
-	}
-	return fmt.Sprintf("claim is %s", st)
+		Since: time.UnixMilli(r.AcquiredAt), Detail: l.claims.heldDetail(l.cfg.Key, r, st.State)}
 }
 
 // Acquire takes the claim for the calling process (lease.Locker); the
@@ -155,8 +146,12 @@ func (l *Locker) AcquireAnchored(ctx context.Context, pid int) (lease.Lease, err
 	})
 	var held *HeldByOtherError
 	if errors.As(err, &held) {
-		return nil, &lease.HeldError{Kind: "claim", Key: l.cfg.Key, Holder: held.Holder, PID: held.PID, Host: held.Host,
-			Detail: fmt.Sprintf("claim is %s", held.State)}
+		he := &lease.HeldError{Kind: "claim", Key: l.cfg.Key, Holder: held.Holder, PID: held.PID, Host: held.Host,
+			Detail: l.claims.heldDetail(l.cfg.Key, held.rec, held.State)}
+		if held.rec != nil {
+			he.Since = time.UnixMilli(held.rec.AcquiredAt)
+		}
+		return nil, he
 	}
 	if err != nil {
 		return nil, fmt.Errorf("acquire claim %q: %w", l.cfg.Key, err)

@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
+	"strconv"
 	"time"
 
+	"github.com/alecthomas/kong"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/leasewrap/leasewrap/cli"
@@ -59,8 +62,11 @@ func (f *connFlags) dial(ctx context.Context, probeKey string) (*clientv3.Client
 // is free again within 30 s. etcdctl's own default, 10 s, cannot hold a
 // 10 s kill grace.
 type runFlags struct {
-	TTL    time.Duration `help:"Lease TTL, whole seconds (the server may grant more; the granted TTL is used)." default:"30s"`
-	Holder string        `help:"Holder identity (default: leasewrap:HOST:PID:RANDOM)."`
+	TTL    ttlFlag `help:"Lease TTL in whole seconds, as etcdctl takes it (--ttl 30) or as a duration (--ttl 30s); the server may grant more, and the granted TTL is used." default:"30"`
+	Holder string  `help:"Holder identity (default: leasewrap:HOST:PID:RANDOM)."`
+	// WaitReportEvery is how often a waiter (--wait) says whom it still
+	// waits for; hidden: a test seam, the minute is the contract.
+	WaitReportEvery time.Duration `hidden:"" default:"1m"`
 	cli.RunFlags
 }
 
@@ -69,12 +75,37 @@ type runFlags struct {
 const MaxTTL = 9_000_000_000 * time.Second
 
 func (f *runFlags) check() error {
-	if f.TTL < time.Second || f.TTL%time.Second != 0 || f.TTL > MaxTTL {
-		return fmt.Errorf("%w: --ttl %v must be a whole number of seconds from 1s to %v (etcd's largest lease TTL, %d s)", cli.ErrUsage, f.TTL, MaxTTL, MaxTTL/time.Second)
+	ttl := f.ttl()
+	if ttl < time.Second || ttl%time.Second != 0 || ttl > MaxTTL {
+		return fmt.Errorf("%w: --ttl %v must be a whole number of seconds from 1 to %d (etcd's largest lease TTL), e.g. --ttl 30", cli.ErrUsage, ttl, MaxTTL/time.Second)
 	}
-	if err := f.RunFlags.Check(f.TTL); err != nil {
-		return fmt.Errorf("--ttl %v: %w", f.TTL, err)
+	return f.RunFlags.Check(ttl)
+}
+
+func (f *runFlags) ttl() time.Duration { return time.Duration(f.TTL) }
+
+// ttlFlag is --ttl: whole seconds as etcdctl takes them (--ttl 5), or a
+// Go duration (--ttl 5s, --ttl 1m).
+type ttlFlag time.Duration
+
+// Decode implements kong.MapperValue.
+func (t *ttlFlag) Decode(ctx *kong.DecodeContext) error {
+	var s string
+	if err := ctx.Scan.PopValueInto("ttl", &s); err != nil {
+		return err
 	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if n < 0 || n > math.MaxInt64/int64(time.Second) {
+			return fmt.Errorf("--ttl %s: out of range", s)
+		}
+		*t = ttlFlag(time.Duration(n) * time.Second)
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q is neither whole seconds (30) nor a duration (30s, 2m)", s)
+	}
+	*t = ttlFlag(d)
 	return nil
 }
 

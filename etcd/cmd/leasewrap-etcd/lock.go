@@ -73,7 +73,8 @@ func (c *lockRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	}
 	defer ec.Close()
 	logger.Debug("etcd answered the dial's probe", "endpoints", c.connFlags.Endpoints)
-	l, err := lock.New(lock.Config{Client: ec, Name: c.Name, TTL: c.TTL, Holder: c.holder(), Endpoints: c.connFlags.Endpoints, DialTimeout: c.DialTimeout})
+	l, err := lock.New(lock.Config{Client: ec, Name: c.Name, TTL: c.ttl(), Holder: c.holder(), Endpoints: c.connFlags.Endpoints, DialTimeout: c.DialTimeout,
+		Logger: logger, ReportEvery: c.WaitReportEvery})
 	if err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}

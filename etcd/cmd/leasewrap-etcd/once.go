@@ -65,7 +65,7 @@ func (c *onceRunCmd) Validate() error {
 
 func (c *onceRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	host, _ := os.Hostname()
-	cfg := once.Config{Prefix: c.Prefix, Key: c.Key, TTL: c.TTL, Holder: c.holder(), Host: host,
+	cfg := once.Config{Prefix: c.Prefix, Key: c.Key, TTL: c.ttl(), Holder: c.holder(), Host: host,
 		RunID: c.RunID, PublishFailures: c.PublishFailures, PublishSignalled: c.PublishSignalled, Endpoints: c.connFlags.Endpoints,
 		Argv: c.Command, MaxRequestBytes: c.MaxRequestBytes}
 	// Before dialing: a run whose result cannot be recorded never starts.
@@ -79,6 +79,7 @@ func (c *onceRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	defer ec.Close()
 	logger.Debug("etcd answered the dial's probe", "endpoints", c.connFlags.Endpoints)
 	cfg.Client, cfg.DialTimeout = ec, c.DialTimeout
+	cfg.Logger, cfg.ReportEvery = logger, c.WaitReportEvery
 	l, err := once.New(cfg)
 	if err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)

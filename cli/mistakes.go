@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/alecthomas/kong"
+)
+
+// verbLine is what Check needs of the raw command line to explain a
+// mistake in the verb's own words (kept by BeforeApply).
+type verbLine struct {
+	verb     string   // "claim run"
+	keyName  string   // "KEY", "NAME", "ID"
+	dashDash int      // how many "--" were given
+	afterDD  []string // the words after the first "--"
+}
+
+// BeforeApply is a kong hook of every run verb: it keeps the verb's name,
+// its key's name and whether "--" was given, for Check.
+func (f *RunFlags) BeforeApply(kctx *kong.Context) error {
+	n := kctx.Selected()
+	f.line.verb = verbPath(kctx)
+	if n != nil {
+		for _, p := range n.Positional {
+			if p.Name != "command" {
+				f.line.keyName = strings.ToUpper(p.Name)
+				break
+			}
+		}
+	}
+	if i := slices.Index(kctx.Args, "--"); i >= 0 {
+		f.line.afterDD = kctx.Args[i+1:]
+		f.line.dashDash = count(kctx.Args, "--")
+	}
+	// The values are parsed but not applied yet: look at the command's,
+	// so this mistake is reported before the verb's own Validate judges
+	// the command's first word as its key.
+	if n != nil {
+		for _, p := range n.Positional {
+			if p.Name == "command" {
+				var argv []string // none when nothing was left for it
+				if v := kctx.Value(&kong.Path{Positional: p}); v.IsValid() && v.Kind() == reflect.Slice {
+					argv, _ = v.Interface().([]string)
+				}
+				return f.line.missingKey(argv)
+			}
+		}
+	}
+	return nil
+}
+
+// example is the verb's usage for messages: "leasewrap claim run KEY".
+func (l verbLine) example() string {
+	v, k := l.verb, l.keyName
+	if v == "" {
+		v = "VERB"
+	}
+	if k == "" {
+		k = "KEY"
+	}
+	return "leasewrap " + v + " " + k
+}
+
+// missingKey is the mistake of a command line whose "--" came before the
+// verb's key: kong then takes the command's first word as the key (the
+// "--" is consumed by it) and the rest as the command, which would run
+// the wrong program. Check calls it first, before the command is looked at.
+func (l verbLine) missingKey(command []string) error {
+	// kong leaves the "--" in the command when the command is next; it
+	// consumes it when a key is still missing.
+	if l.dashDash == 0 || count(command, "--") >= l.dashDash {
+		return nil
+	}
+	k := l.keyName
+	if k == "" {
+		k = "KEY"
+	}
+	cmd := strings.Join(l.afterDD, " ")
+	if cmd == "" {
+		cmd = "./job.sh"
+	}
+	return fmt.Errorf("%s: %w: %s is missing: everything after -- is the command (%s); give %s before --, e.g. %s [flags] -- %s",
+		l.verb, ErrUsage, k, cmd, k, l.example(), cmd)
+}
+
+// timingError names the flags behind a timing rule that the lease's TTL
+// breaks (the supervisor's own message names the rule, not the flags).
+func (f *RunFlags) timingError(ttl time.Duration, err error) error {
+	grace, gnote := f.KillGrace, ""
+	if grace == 0 {
+		grace, gnote = 10*time.Second, " (the default)"
+	}
+	switch {
+	case ttl > 0 && grace >= ttl:
+		return fmt.Errorf("%w: --kill-grace %v%s must be shorter than --ttl %v: a job that must stop when the lease is lost gets SIGTERM, then SIGKILL after --kill-grace, all before the lease can expire; lower --kill-grace (e.g. --kill-grace %v) or raise --ttl",
+			ErrUsage, grace, gnote, ttl, max(ttl/4, time.Second).Truncate(time.Second))
+	case ttl > 0 && f.RenewEvery >= ttl:
+		return fmt.Errorf("%w: --renew-every %v must be shorter than --ttl %v", ErrUsage, f.RenewEvery, ttl)
+	}
+	return fmt.Errorf("%w: %v (flags: --ttl %v, --kill-grace %v, --renew-every)", ErrUsage, err, ttl, grace)
+}
+
+func count(words []string, w string) int {
+	n := 0
+	for _, x := range words {
+		if x == w {
+			n++
+		}
+	}
+	return n
+}
+
+// verbPath is the verb kctx selected, "claim run"; "" for none.
+func verbPath(kctx *kong.Context) string {
+	if kctx == nil {
+		return ""
+	}
+	var words []string
+	for p := kctx.Selected(); p != nil && p.Type == kong.CommandNode; p = p.Parent {
+		words = append([]string{p.Name}, words...)
+	}
+	return strings.Join(words, " ")
+}

@@ -1,0 +1,25 @@
+package main
+
+import (
+	"errors"
+	"os/exec"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/cli"
+)
+
+// siblingExecError gives a failed exec of a sibling executable (dispatch)
+// the status a shell gives a command it cannot run: 127 when it is
+// missing, 126 when it is there but cannot be executed (docs/ETCD.md).
+func siblingExecError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, exec.ErrNotFound), errors.Is(err, unix.ENOENT):
+		return &cli.ExitError{Code: cli.ExitNotFound, Err: err}
+	case errors.Is(err, unix.EACCES), errors.Is(err, unix.ENOEXEC), errors.Is(err, unix.EPERM):
+		return &cli.ExitError{Code: cli.ExitNotExecutable, Err: err}
+	}
+	return err
+}

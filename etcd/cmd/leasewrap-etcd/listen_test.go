@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/leasewrap/leasewrap/etcd/internal/etcdtest"
+)
+
+func scrape(addr, path string) (int, string) {
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get("http://" + addr + path)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// waitCond polls cond every 20 ms for up to 20 s.
+func waitCond(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 20s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestLockListenWhileHeldAndAfterLoss scrapes lock run's --listen endpoint
+// while the lock is held (ready, held 1) and after its key is deleted
+// under it (lost: not healthy, not ready, until leasewrap exits 76).
+func TestLockListenWhileHeldAndAfterLoss(t *testing.T) {
+	c := etcdtest.Start(t, etcdtest.Options{})
+	ready := filepath.Join(t.TempDir(), "ready")
+	cmd, log := startLogged(t, "lock", "run", "svc", "--endpoints", strings.Join(c.Endpoints(), ","), "--ttl", "10",
+		"--kill-grace", "3s", "--listen", "127.0.0.1:0", "--", "sh", "-c", "trap '' TERM; touch "+ready+"; while :; do sleep 0.05; done")
+	out := waitLog(t, log, "serving /metrics, /healthz and /readyz")
+	addr := regexp.MustCompile(`addr=(127\.0\.0\.1:\d+)`).FindStringSubmatch(out)[1]
+	waitFile0(t, ready)
+	if code, body := scrape(addr, "/readyz"); code != 200 {
+		t.Fatalf("held: /readyz want 200, have %d %s", code, body)
+	}
+	if _, body := scrape(addr, "/metrics"); !strings.Contains(body, `leasewrap_lease_held{kind="lock",key="svc"} 1`) {
+		t.Fatalf("held: want leasewrap_lease_held 1:\n%s", body)
+	}
+	if _, err := c.Client(t).Delete(context.Background(), "svc/", clientv3.WithPrefix()); err != nil {
+		t.Fatal(err)
+	}
+	var h int
+	waitCond(t, "/healthz to turn non-200", func() bool { h, _ = scrape(addr, "/healthz"); return h != 200 })
+	if h == 503 {
+		if code, _ := scrape(addr, "/readyz"); code != 503 && code != 0 {
+			t.Fatalf("lost: /readyz want 503, have %d", code)
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("leasewrap-etcd did not exit after the loss")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 76 {
+		b, _ := os.ReadFile(log)
+		t.Fatalf("want 76, have %d:\n%s", code, b)
+	}
+}

@@ -1,0 +1,21 @@
+// Package metrics keeps what a run did and renders it in the Prometheus
+// text exposition format (version 0.0.4): the textfile a run leaves for
+// node_exporter's textfile collector (--metrics-file, see Textfile) and
+// the live state a --listen endpoint serves while the run lasts (Live,
+// Server).
+//
+// It is a leaf: it imports nothing of leasewrap and nothing outside the
+// standard library. The Prometheus project's Go packages are not linked:
+// prometheus/client_golang adds about 4.6 MB and 65 package inits
+// (≈2 ms, a third more, to every `leasewrap --version` measured on the
+// development machine) and net/http another 1.5 MB and 40 inits, a cost
+// every cron fire of the local kinds would pay whether or not it asked for
+// metrics. The format is small and written here (Family.Write), and the
+// tests parse every output with prometheus/common/expfmt, the parser
+// Prometheus and node_exporter use, so the two cannot drift apart. The
+// endpoint is a small read-only HTTP/1.1 server on package net (Server).
+//
+// Not guaranteed: a textfile shared by two runs at the same moment keeps
+// the last writer's view (each write is atomic, the read-modify-write of
+// the counters is not locked); give each job its own file.
+package metrics

@@ -1,0 +1,40 @@
+package claim
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// heldDetail is a contention's detail for people: the claim's state, and
+// for a suspect claim (its TTL runs on but its holder is not provably
+// alive: a pid gone from this host, or a holder on another host) when its
+// TTL ends, how long that is from now, and the command that frees it now.
+func (c *Claims) heldDetail(key string, r *Record, st State) string {
+	if st != Suspect || r == nil || r.ExpiresAt == nil {
+		return fmt.Sprintf("claim is %s", st)
+	}
+	now := c.now()
+	ends := time.UnixMilli(*r.ExpiresAt)
+	why := fmt.Sprintf("its holder's pid %d is gone from this host", r.PID)
+	if !c.isSameMachine(r.Host, r.MachineID) {
+		why = fmt.Sprintf("its holder runs on host %s, whose pid %d cannot be checked from here", r.Host, r.PID)
+	}
+	free := fmt.Sprintf("leasewrap claim release %s --holder %s", shellQuote(key), shellQuote(r.Holder))
+	if root, err := rootFor(key, c.root, c.getenv); err == nil && root != "" {
+		free += " --root " + shellQuote(root)
+	}
+	return fmt.Sprintf("claim is suspect: %s, but its TTL protects it until %s (in %v); if that run is over, free the key now with: %s",
+		why, ends.UTC().Format(time.RFC3339), ends.Sub(now).Round(time.Second), free)
+}
+
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if shellSafe.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
