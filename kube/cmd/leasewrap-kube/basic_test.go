@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -312,6 +313,41 @@ func TestAgainstAPIServer(t *testing.T) {
 		}
 		if fence := envOf(t, envFile)["LEASEWRAP_FENCE"]; fence != "5" {
 			t.Fatalf("LEASEWRAP_FENCE: want 5 (4 transitions + 1), have %q", fence)
+		}
+	})
+
+	t.Run("--listen: readiness follows the Lease", func(t *testing.T) {
+		// The Deployment example's readinessProbe: /readyz answers 200 on
+		// the replica that holds the Lease and not on one that waits.
+		stop := filepath.Join(dir, "stop-listen")
+		holderAddr, waiterAddr := closedPort(t), closedPort(t)
+		holder := lwStart(t, bin, append(run("ready", "--identity", "active", "--listen", holderAddr, "--"), untilStop(stop)...)...)
+		leaseHolder(t, s, "ready", time.Minute, func(h string) bool { return h == "active" })
+		waiter := lwStart(t, bin, append(run("ready", "--identity", "standby", "--wait", "2m", "--listen", waiterAddr, "--"), "true")...)
+		readyz := func(addr string) int {
+			res, err := http.Get("http://" + addr + "/readyz")
+			if err != nil {
+				return 0
+			}
+			res.Body.Close()
+			return res.StatusCode
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for readyz(holderAddr) != 200 || readyz(waiterAddr) == 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("holder /readyz %d, waiter /readyz %d:\n%s\n%s", readyz(holderAddr), readyz(waiterAddr), holder.out.String(), waiter.out.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if code := readyz(waiterAddr); code == 200 {
+			t.Fatalf("the waiting replica is ready (%d)", code)
+		}
+		os.WriteFile(stop, nil, 0o644)
+		if code := holder.wait(t, time.Minute); code != 0 {
+			t.Fatalf("holder: %d:\n%s", code, holder.out.String())
+		}
+		if code := waiter.wait(t, time.Minute); code != 0 {
+			t.Fatalf("waiter: %d:\n%s", code, waiter.out.String())
 		}
 	})
 

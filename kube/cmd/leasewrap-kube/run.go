@@ -56,10 +56,7 @@ func (c *runCmd) Validate(kctx *kong.Context) error {
 	if !flagGiven(kctx, "kill-grace") {
 		c.KillGrace = defaultKillGrace
 	}
-	if err := c.RunFlags.Check(c.TTL); err != nil {
-		return fmt.Errorf("--ttl %v: %w", c.TTL, err)
-	}
-	return nil
+	return c.RunFlags.Check(c.TTL) // its messages name --ttl and --kill-grace
 }
 
 // flagGiven tells whether the flag was given on the command line (kong

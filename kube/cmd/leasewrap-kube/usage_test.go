@@ -27,7 +27,7 @@ func TestUsageErrors(t *testing.T) {
 		{"bad namespace", append([]string{"kube", "run", "x", "--namespace", "Jobs"}, cmd...), 64, "namespace"},
 		{"ttl not whole seconds", append([]string{"kube", "run", "x", "--ttl", "1500ms"}, cmd...), 64, "whole number of seconds"},
 		{"ttl below a second", append([]string{"kube", "run", "x", "--ttl", "0s"}, cmd...), 64, "at least 1s"},
-		{"kill grace as long as the ttl", append([]string{"kube", "run", "x", "--kill-grace", "15s"}, cmd...), 64, "kill grace"},
+		{"kill grace as long as the ttl", append([]string{"kube", "run", "x", "--kill-grace", "15s"}, cmd...), 64, "--kill-grace 15s"},
 		{"leasewrap's 10 s kill grace leaves no retry", append([]string{"kube", "run", "x", "--kill-grace", "10s"}, cmd...), 64, "no retry"},
 		{"renew period too long", append([]string{"kube", "run", "x", "--renew-every", "12s"}, cmd...), 64, "renew period"},
 		{"no command", []string{"kube", "run", "x"}, 64, "no command"},
