@@ -202,28 +202,45 @@ func heldAttrs(err error) []any {
 	return attrs
 }
 
-// queued waits in the kind's own queue until Wait runs out.
+// queued waits in the kind's own queue until Wait runs out. A lease that
+// is granted but lost again before the command starts (a rival overwrote
+// it, the renewal that anchors the fence failed, too little was left
+// before its fence) only cost this waiter its place: it queues again
+// while the wait lasts, and nothing has run.
 func (r *runner) queued(ctx context.Context, j *job, q lease.Queuer) (*acquired, error) {
 	qctx, cancel := context.WithTimeout(ctx, r.cfg.Wait)
 	defer cancel()
-	ls, err := q.AcquireWait(qctx)
-	if err != nil {
-		if ctx.Err() == nil && (errors.Is(err, lease.ErrHeld) || errors.Is(err, context.DeadlineExceeded)) {
-			return nil, fmt.Errorf("%w (%v): %w", ErrWaitTimeout, r.cfg.Wait, err)
+	for {
+		ls, err := q.AcquireWait(qctx)
+		if err != nil {
+			if ctx.Err() == nil && (errors.Is(err, lease.ErrHeld) || errors.Is(err, context.DeadlineExceeded)) {
+				return nil, fmt.Errorf("%w (%v): %w", ErrWaitTimeout, r.cfg.Wait, err)
+			}
+			return nil, err
 		}
-		return nil, err
-	}
-	// The wait may have lasted longer than the TTL (the kind kept its
-	// lease alive meanwhile): the fence must count from a renewal whose
-	// start we know, so renew once now, before the command starts.
-	at := time.Now()
-	if ls.TTL() > 0 {
-		if err := ls.Renew(ctx); err != nil {
-			r.undo(j, ls, err)
-			return nil, fmt.Errorf("%w: lease granted after the wait but not renewable (%v); the command did not run", lease.ErrHeld, err)
+		// The wait may have lasted longer than the TTL (the kind kept its
+		// lease alive meanwhile): the fence must count from a renewal whose
+		// start we know, so renew once now, before the command starts.
+		at := time.Now()
+		if ls.TTL() > 0 {
+			if err := ls.Renew(ctx); err != nil {
+				r.undo(j, ls, err)
+				err = fmt.Errorf("%w: lease granted after the wait but not renewable (%v); the command did not run", lease.ErrHeld, err)
+				if qctx.Err() == nil && ctx.Err() == nil {
+					r.cfg.Logger.Info("lease lost before the command started; waiting again", "kind", j.locker.Kind(), "key", j.locker.Key(), "reason", err.Error())
+					continue
+				}
+				return nil, err
+			}
 		}
+		a, err := r.startUnder(j, ls, at)
+		if err != nil && errors.Is(err, lease.ErrHeld) && qctx.Err() == nil && ctx.Err() == nil {
+			// startUnder settled the lease as never run (a late start).
+			r.cfg.Logger.Info("lease granted too late to start the command; waiting again", "kind", j.locker.Kind(), "key", j.locker.Key(), "reason", err.Error())
+			continue
+		}
+		return a, err
 	}
-	return r.startUnder(j, ls, at)
 }
 
 // attempt makes one acquisition attempt and, on success, starts the child.
