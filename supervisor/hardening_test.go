@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 // Settling is bounded like the fence (issue 17): a renewal hangs, the job
@@ -198,7 +200,7 @@ func TestWaiterNamesTheHolder(t *testing.T) {
 func TestWaiterRepeatsWhomItWaitsFor(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "job.lease"), []byte("other 1"), 0o644)
-	var logs lockedBuffer
+	var logs testutil.Buffer
 	cfg := withDefaults(Config{Locker: &fileKind{dir: dir, key: "job", holder: "me"}, Argv: []string{"true"}, Wait: 400 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	r := &runner{cfg: cfg, waitReport: 100 * time.Millisecond, sigs: make(chan os.Signal, 1)}

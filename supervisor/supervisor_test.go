@@ -1,14 +1,12 @@
 package supervisor
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,25 +17,7 @@ import (
 // sup is a supervisor process under test.
 type sup struct {
 	cmd            *exec.Cmd
-	stdout, stderr lockedBuffer
-}
-
-// lockedBuffer is a bytes.Buffer safe to read while exec copies into it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	stdout, stderr testutil.Buffer
 }
 
 func (s *sup) stderrText() string { return s.stderr.String() }

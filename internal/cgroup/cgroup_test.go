@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/internal/procstat"
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 func TestFindMount(t *testing.T) {
@@ -93,17 +96,6 @@ func startIn(t *testing.T, g *Group, argv ...string) *exec.Cmd {
 	return cmd
 }
 
-func waitFile(t *testing.T, path string) string {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
-			return strings.TrimSpace(string(b))
-		}
-	}
-	t.Fatalf("%s not written within 10 s", path)
-	return ""
-}
-
 // A setsid'd, TERM-ignoring grandchild stays a member; Kill ends it; Wait
 // sees the cgroup empty; Close removes the directory.
 func TestGroupHoldsWhatLeavesTheProcessGroup(t *testing.T) {
@@ -117,7 +109,7 @@ func TestGroupHoldsWhatLeavesTheProcessGroup(t *testing.T) {
 	}
 	pidf := filepath.Join(t.TempDir(), "pid")
 	cmd := startIn(t, g, "sh", "-c", fmt.Sprintf(`setsid sh -c 'trap "" TERM; echo $$ > %s; exec sleep 30' & exit 0`, pidf))
-	esc, _ := strconv.Atoi(waitFile(t, pidf))
+	esc, _ := strconv.Atoi(testutil.WaitFile(t, pidf, 10*time.Second))
 	for cmd.ProcessState == nil && unix.Kill(cmd.Process.Pid, 0) == nil {
 		time.Sleep(5 * time.Millisecond) // the shell exits at once
 	}
@@ -138,11 +130,8 @@ func TestGroupHoldsWhatLeavesTheProcessGroup(t *testing.T) {
 	if empty, err := g.Wait(10 * time.Second); !empty || err != nil {
 		t.Fatalf("want empty after Kill, have empty=%v %v", empty, err)
 	}
-	if err := unix.Kill(esc, 0); err != unix.ESRCH {
-		// A zombie until its parent (init) reaps it: not running.
-		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", esc)); !strings.Contains(string(b), ") Z ") {
-			t.Fatalf("setsid'd %d still runs after Kill", esc)
-		}
+	if procstat.Running(esc) { // a zombie until init reaps it: not running
+		t.Fatalf("setsid'd %d still runs after Kill", esc)
 	}
 	if err := g.Close(); err != nil {
 		t.Fatal(err)

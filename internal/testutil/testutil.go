@@ -5,6 +5,7 @@ package testutil
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -12,8 +13,12 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/procstat"
 )
 
 // pollEvery is how often Poll and WaitFor look at their condition.
@@ -205,4 +210,57 @@ func (p *Proc) Line(t testing.TB, within time.Duration) string {
 		t.Fatalf("pid %d: no output within %v", p.Pid(), within)
 	}
 	return ""
+}
+
+// WaitFile waits up to within for path to hold something that ends in a
+// line end (written whole, by write-then-rename or a shell's echo) and
+// returns it without surrounding white space.
+func WaitFile(t testing.TB, path string, within time.Duration) string {
+	t.Helper()
+	var s string
+	WaitFor(t, path+" written", within, func() bool {
+		b, err := os.ReadFile(path)
+		s = string(b)
+		return err == nil && strings.HasSuffix(s, "\n")
+	})
+	return strings.TrimSpace(s)
+}
+
+// WaitGone waits up to within for pid to be gone (a zombie counts as gone)
+// and returns how long that took.
+func WaitGone(t testing.TB, pid int, within time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	if err := Poll(within, func() bool { return !procstat.Running(pid) }); err != nil {
+		t.Fatalf("pid %d still alive %v later", pid, within)
+	}
+	return time.Since(start)
+}
+
+// ExitCode is the code a shell reports for a finished process: its exit
+// status, or 128+N when signal N ended it.
+func ExitCode(ps *os.ProcessState) int {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// Buffer is a bytes.Buffer safe to read while a process's output is
+// copied into it.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *Buffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *Buffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -6,11 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/leasewrap/leasewrap/etcd/internal/etcdtest"
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 // TestEtcdAdminVerbsOnAClosedStdout (issue 17): `once lookup`, `once
@@ -46,10 +46,7 @@ func TestEtcdAdminVerbsOnAClosedStdout(t *testing.T) {
 		err = cmd.Run()
 		timer.Stop()
 		w.Close()
-		code := cmd.ProcessState.ExitCode()
-		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			code = 128 + int(ws.Signal())
-		}
+		code := testutil.ExitCode(cmd.ProcessState)
 		t.Logf("RESULT %s on a closed stdout | exit %d | %s", name, code, strings.TrimSpace(stderr.String()))
 		if code != 2 || !strings.Contains(stderr.String(), "standard output") {
 			t.Errorf("%s: want 2 naming standard output, have %d (%v): %s", name, code, err, &stderr)

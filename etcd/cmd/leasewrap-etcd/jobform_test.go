@@ -15,6 +15,7 @@ import (
 
 	"github.com/leasewrap/leasewrap/etcd/internal/etcdtest"
 	"github.com/leasewrap/leasewrap/internal/cgroup"
+	"github.com/leasewrap/leasewrap/internal/procstat"
 )
 
 // needCgroup skips where no job cgroup can be created, except under CI
@@ -88,7 +89,7 @@ func TestNestedLockEndsWithTheRevokedOuterLease(t *testing.T) {
 				t.Fatal(err)
 			}
 			waitExited(t, w.cmd.Process.Pid, 20*time.Second, &w.out)
-			if alive(pid) {
+			if procstat.Running(pid) {
 				t.Fatalf("the inner wrapper's command %d outlived the outer's revoked lease", pid)
 			}
 			if code := w.wait(t, 10*time.Second); code != 76 {

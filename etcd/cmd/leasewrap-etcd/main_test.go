@@ -17,6 +17,7 @@ import (
 
 	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/etcd/internal/etcdtest"
+	"github.com/leasewrap/leasewrap/internal/testutil"
 	"github.com/leasewrap/leasewrap/supervisor"
 )
 
@@ -58,10 +59,7 @@ func startLW(t *testing.T, env []string, args ...string) *wrapper {
 	go func() {
 		w.cmd.Wait()
 		w.waited = time.Now()
-		w.code = w.cmd.ProcessState.ExitCode()
-		if ws, ok := w.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			w.code = 128 + int(ws.Signal())
-		}
+		w.code = testutil.ExitCode(w.cmd.ProcessState)
 		close(w.done)
 	}()
 	t.Cleanup(func() {
@@ -92,43 +90,14 @@ func runLW(t *testing.T, env []string, args ...string) (int, string) {
 	return code, w.out.String()
 }
 
-// waitFile waits up to d for path to exist and returns its content.
+// waitFile waits up to d for path to be written whole and returns it.
 func waitFile(t *testing.T, path string, d time.Duration) string {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
-			return string(b)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("%s not written within %v", path, d)
-	return ""
-}
-
-// alive reports whether pid runs (a zombie does not).
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+	return testutil.WaitFile(t, path, d)
 }
 
 // waitGone waits up to d for pid to be gone and returns how long it took.
 func waitGone(t *testing.T, pid int, d time.Duration) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for time.Since(start) < d {
-		if !alive(pid) {
-			return time.Since(start)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("pid %d still alive %v later", pid, d)
-	return 0
+	return testutil.WaitGone(t, pid, d)
 }
 
 // pidJob is a shell command that writes its pid to file and sleeps secs.
@@ -138,7 +107,7 @@ func pidJob(file string, secs float64) []string {
 
 func readPID(t *testing.T, file string) int {
 	t.Helper()
-	pid, err := strconv.Atoi(strings.TrimSpace(waitFile(t, file, 20*time.Second)))
+	pid, err := strconv.Atoi(waitFile(t, file, 20*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

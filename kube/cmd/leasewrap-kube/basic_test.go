@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -41,39 +40,11 @@ func lwRun(t *testing.T, bin string, d time.Duration, args ...string) (int, stri
 	return cmd.ProcessState.ExitCode(), out.String()
 }
 
-// lwBackground is a leasewrap-kube run left running; wait returns its code.
-type lwBackground struct {
-	cmd  *exec.Cmd
-	out  bytes.Buffer
-	done chan struct{}
-}
-
-func lwStart(t *testing.T, bin string, args ...string) *lwBackground {
+// lwStart starts leasewrap-kube in its own process group (a kproc, whose
+// wait returns its code).
+func lwStart(t *testing.T, bin string, args ...string) *kproc {
 	t.Helper()
-	b := &lwBackground{done: make(chan struct{})}
-	b.cmd = exec.Command(bin, args...)
-	b.cmd.Stdout, b.cmd.Stderr = &b.out, &b.out
-	b.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := b.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { b.cmd.Wait(); close(b.done) }()
-	t.Cleanup(func() {
-		syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
-		<-b.done
-	})
-	return b
-}
-
-func (b *lwBackground) wait(t *testing.T, d time.Duration) int {
-	t.Helper()
-	select {
-	case <-b.done:
-		return b.cmd.ProcessState.ExitCode()
-	case <-time.After(d):
-		t.Fatalf("leasewrap-kube %q still running after %v:\n%s", b.cmd.Args[1:], d, b.out.String())
-		return -1
-	}
+	return startProc(t, bin, nil, args...)
 }
 
 // untilStop is a job that runs until the file stop exists.

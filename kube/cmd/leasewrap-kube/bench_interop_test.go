@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/procstat"
 	"github.com/leasewrap/leasewrap/kube/internal/kubetest"
 )
 
@@ -230,15 +231,8 @@ func treeRSSKB(pid int, skipJob bool) int {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...
-		if i := strings.LastIndexByte(string(b), ')'); i > 0 {
-			if f := strings.Fields(string(b[i+1:])); len(f) > 1 {
-				parent[p], _ = strconv.Atoi(f[1])
-			}
+		if st, err := procstat.Read(p); err == nil {
+			parent[p] = st.PPID
 		}
 	}
 	total := 0

@@ -5,7 +5,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -24,14 +23,14 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/leasewrap/leasewrap/internal/testutil"
 	"github.com/leasewrap/leasewrap/kube/internal/kubetest"
 )
 
 // kproc is a leasewrap-kube or elector process in its own process group.
 type kproc struct {
 	cmd    *exec.Cmd
-	mu     sync.Mutex
-	out    bytes.Buffer // stderr (and stdout of leasewrap-kube)
+	out    testutil.Buffer // stderr (and stdout of leasewrap-kube)
 	events chan electorEvent
 	done   chan struct{}
 	code   int
@@ -49,17 +48,7 @@ type electorEvent struct {
 	Error    string `json:"error"`
 }
 
-func (p *kproc) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.Write(b)
-}
-
-func (p *kproc) output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.String()
-}
+func (p *kproc) output() string { return p.out.String() }
 
 // startProc starts bin with args and extra environment; an elector's
 // standard output is parsed into events.
@@ -68,7 +57,7 @@ func startProc(t *testing.T, bin string, env []string, args ...string) *kproc {
 	p := &kproc{done: make(chan struct{}), events: make(chan electorEvent, 100)}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Env = append(os.Environ(), env...)
-	p.cmd.Stderr = p
+	p.cmd.Stderr = &p.out
 	// Gone with the test binary, should a timeout kill it.
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	var stdout io.ReadCloser
@@ -78,7 +67,7 @@ func startProc(t *testing.T, bin string, env []string, args ...string) *kproc {
 			t.Fatal(err)
 		}
 	} else {
-		p.cmd.Stdout = p
+		p.cmd.Stdout = &p.out
 	}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -98,10 +87,7 @@ func startProc(t *testing.T, bin string, env []string, args ...string) *kproc {
 		}
 		p.cmd.Wait()
 		p.ended = time.Now()
-		p.code = p.cmd.ProcessState.ExitCode()
-		if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			p.code = 128 + int(ws.Signal())
-		}
+		p.code = testutil.ExitCode(p.cmd.ProcessState)
 		close(p.done)
 	}()
 	t.Cleanup(func() {
@@ -298,43 +284,14 @@ func (lw *leaseWatch) lastRenewal(holder string) (time.Time, int32) {
 	return last, dur
 }
 
-// waitFile waits up to d for path to hold something and returns it.
+// waitFile waits up to d for path to be written whole and returns it.
 func waitFile(t *testing.T, path string, d time.Duration) string {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(path); err == nil && len(b) > 0 && bytes.HasSuffix(b, []byte("\n")) {
-			return strings.TrimSpace(string(b))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("%s not written within %v", path, d)
-	return ""
-}
-
-// alive reports whether pid runs (a zombie does not).
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+	return testutil.WaitFile(t, path, d)
 }
 
 // waitGone waits up to d for pid to be gone and returns how long it took.
 func waitGone(t *testing.T, pid int, d time.Duration) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for time.Since(start) < d {
-		if !alive(pid) {
-			return time.Since(start)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("pid %d still alive %v later", pid, d)
-	return 0
+	return testutil.WaitGone(t, pid, d)
 }
 
 // envJob is the environment of an `elector job` child: its log, how long
