@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/leasewrap/leasewrap/supervisor"
 )
 
 // IO are the process's standard output and error, bound into every verb
@@ -92,4 +94,16 @@ func Main(model any, g *Globals, description, version string, args []string, std
 		finishObserving(kctx, start, err, code, logger) // --metrics-file
 	}()
 	return code
+}
+
+// Exec is the whole main of an executable whose command line is one kong
+// tree (leasewrap-etcd, leasewrap-kube): it serves the supervisor's helper
+// roles (supervisor.Gate never returns in an exec gate or a job guard),
+// catches SIGPIPE, and exits with realMain's status for the process's
+// arguments and standard streams. realMain is the executable's own, which
+// its tests call with other arguments and streams.
+func Exec(realMain func(args []string, stdout, stderr io.Writer) int) {
+	supervisor.Gate()
+	CatchSIGPIPE()
+	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }

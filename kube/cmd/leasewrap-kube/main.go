@@ -8,10 +8,8 @@ package main
 
 import (
 	"io"
-	"os"
 
 	"github.com/leasewrap/leasewrap/cli"
-	"github.com/leasewrap/leasewrap/supervisor"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -36,11 +34,7 @@ Exit codes (run verbs): the child's code; 128+N if it died of signal N;
 77 credentials refused (401) or RBAC forbids (403). Admin verbs: 0, 1 not
 held, 2 error (69 and 77 as above).`
 
-func main() {
-	supervisor.Gate() // never returns when this process is an exec gate or a job guard
-	cli.CatchSIGPIPE()
-	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
-}
+func main() { cli.Exec(realMain) }
 
 // ioStreams are the process's standard output and error (cli.IO).
 type ioStreams = cli.IO
