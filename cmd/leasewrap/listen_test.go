@@ -2,20 +2,18 @@ package main
 
 import (
 	"bytes"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prometheus/common/expfmt"
 	prommodel "github.com/prometheus/common/model"
 
 	"github.com/leasewrap/leasewrap/cli"
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 // listenAddr waits for the "serving" line of a leasewrap started with
@@ -32,19 +30,6 @@ func listenAddr(t *testing.T, p *proc) string {
 		return false
 	})
 	return addr
-}
-
-// scrape GETs path; code 0 means the connection failed (leasewrap gone).
-func scrape(t *testing.T, addr, path string) (int, string) {
-	t.Helper()
-	c := &http.Client{Timeout: 5 * time.Second}
-	resp, err := c.Get("http://" + addr + path)
-	if err != nil {
-		return 0, err.Error()
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
 }
 
 // gauge is the value of name in a /metrics body (no labels asked).
@@ -76,15 +61,15 @@ func TestListenWhileHeldAndAfterLoss(t *testing.T) {
 	waitFor(t, "child ready", func() bool { return exists(ready) })
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(must(os.ReadFile(pidFile)))))
 
-	if code, body := scrape(t, addr, "/readyz"); code != 200 {
+	if code, body := testutil.Get(addr, "/readyz"); code != 200 {
 		t.Fatalf("held: /readyz want 200, have %d %s", code, body)
 	}
-	if code, _ := scrape(t, addr, "/healthz"); code != 200 {
+	if code, _ := testutil.Get(addr, "/healthz"); code != 200 {
 		t.Fatalf("held: /healthz want 200, have %d", code)
 	}
 	var body string
 	waitFor(t, "a successful renewal counted", func() bool {
-		_, body = scrape(t, addr, "/metrics")
+		_, body = testutil.Get(addr, "/metrics")
 		return strings.Contains(body, `leasewrap_renewals_total{kind="claim",key="job",result="ok"} `) &&
 			!strings.Contains(body, `result="ok"} 0`+"\n")
 	})
@@ -102,13 +87,13 @@ func TestListenWhileHeldAndAfterLoss(t *testing.T) {
 	w := startLW(t, env, "claim", "run", "job", "--root", root, "--wait", "1m", "--listen", "127.0.0.1:0", "--", "true")
 	waddr := listenAddr(t, w)
 	waitFor(t, "the waiter to say it waits", func() bool {
-		_, b := scrape(t, waddr, "/metrics")
+		_, b := testutil.Get(waddr, "/metrics")
 		return strings.Contains(b, "leasewrap_waiting_seconds") && !strings.Contains(b, `leasewrap_waiting_seconds{kind="claim",key="job"} 0`+"\n")
 	})
-	if code, _ := scrape(t, waddr, "/readyz"); code != 503 {
+	if code, _ := testutil.Get(waddr, "/readyz"); code != 503 {
 		t.Fatalf("waiting: /readyz want 503, have %d", code)
 	}
-	if code, _ := scrape(t, waddr, "/healthz"); code != 200 {
+	if code, _ := testutil.Get(waddr, "/healthz"); code != 200 {
 		t.Fatalf("waiting: /healthz want 200, have %d", code)
 	}
 	w.Cmd.Process.Signal(os.Interrupt)
@@ -120,14 +105,14 @@ func TestListenWhileHeldAndAfterLoss(t *testing.T) {
 	}
 	var hcode int
 	waitFor(t, "/healthz to turn 503", func() bool {
-		hcode, _ = scrape(t, addr, "/healthz")
+		hcode, _ = testutil.Get(addr, "/healthz")
 		return hcode != 200
 	})
 	if hcode == 503 { // still running: in the kill grace
-		if code, _ := scrape(t, addr, "/readyz"); code != 503 && code != 0 {
+		if code, _ := testutil.Get(addr, "/readyz"); code != 503 && code != 0 {
 			t.Fatalf("lost: /readyz want 503, have %d", code)
 		}
-		_, body = scrape(t, addr, "/metrics")
+		_, body = testutil.Get(addr, "/metrics")
 		if strings.Contains(body, "leasewrap_lease_held") && gauge(t, body, "leasewrap_lease_held") != 0 {
 			t.Fatalf("lost: want leasewrap_lease_held 0:\n%s", body)
 		}
@@ -135,7 +120,7 @@ func TestListenWhileHeldAndAfterLoss(t *testing.T) {
 	if have := p.wait(t); have != cli.ExitLost {
 		t.Fatalf("want %d, have %d\n%s", cli.ExitLost, have, &p.stderr)
 	}
-	if code, _ := scrape(t, addr, "/healthz"); code != 0 {
+	if code, _ := testutil.Get(addr, "/healthz"); code != 0 {
 		t.Fatalf("after exit: want no server, have %d", code)
 	}
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,29 +12,13 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/leasewrap/leasewrap/etcd/internal/etcdtest"
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
-func scrape(addr, path string) (int, string) {
-	c := &http.Client{Timeout: 5 * time.Second}
-	resp, err := c.Get("http://" + addr + path)
-	if err != nil {
-		return 0, err.Error()
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
-
-// waitCond polls cond every 20 ms for up to 20 s.
+// waitCond polls cond for up to 20 s.
 func waitCond(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 20s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.WaitFor(t, what, 20*time.Second, cond)
 }
 
 // TestLockListenWhileHeldAndAfterLoss scrapes lock run's --listen endpoint
@@ -50,19 +32,19 @@ func TestLockListenWhileHeldAndAfterLoss(t *testing.T) {
 	out := waitLog(t, log, "serving /metrics, /healthz and /readyz")
 	addr := regexp.MustCompile(`addr=(127\.0\.0\.1:\d+)`).FindStringSubmatch(out)[1]
 	waitFile0(t, ready)
-	if code, body := scrape(addr, "/readyz"); code != 200 {
+	if code, body := testutil.Get(addr, "/readyz"); code != 200 {
 		t.Fatalf("held: /readyz want 200, have %d %s", code, body)
 	}
-	if _, body := scrape(addr, "/metrics"); !strings.Contains(body, `leasewrap_lease_held{kind="lock",key="svc"} 1`) {
+	if _, body := testutil.Get(addr, "/metrics"); !strings.Contains(body, `leasewrap_lease_held{kind="lock",key="svc"} 1`) {
 		t.Fatalf("held: want leasewrap_lease_held 1:\n%s", body)
 	}
 	if _, err := c.Client(t).Delete(context.Background(), "svc/", clientv3.WithPrefix()); err != nil {
 		t.Fatal(err)
 	}
 	var h int
-	waitCond(t, "/healthz to turn non-200", func() bool { h, _ = scrape(addr, "/healthz"); return h != 200 })
+	waitCond(t, "/healthz to turn non-200", func() bool { h, _ = testutil.Get(addr, "/healthz"); return h != 200 })
 	if h == 503 {
-		if code, _ := scrape(addr, "/readyz"); code != 503 && code != 0 {
+		if code, _ := testutil.Get(addr, "/readyz"); code != 503 && code != 0 {
 			t.Fatalf("lost: /readyz want 503, have %d", code)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/leasewrap/leasewrap/internal/testutil"
 	"github.com/leasewrap/leasewrap/kube/internal/kubetest"
 )
 
@@ -296,12 +296,8 @@ func TestAgainstAPIServer(t *testing.T) {
 		leaseHolder(t, s, "ready", time.Minute, func(h string) bool { return h == "active" })
 		waiter := lwStart(t, bin, append(run("ready", "--identity", "standby", "--wait", "2m", "--listen", waiterAddr, "--"), "true")...)
 		readyz := func(addr string) int {
-			res, err := http.Get("http://" + addr + "/readyz")
-			if err != nil {
-				return 0
-			}
-			res.Body.Close()
-			return res.StatusCode
+			code, _ := testutil.Get(addr, "/readyz")
+			return code
 		}
 		deadline := time.Now().Add(30 * time.Second)
 		for readyz(holderAddr) != 200 || readyz(waiterAddr) == 0 {
