@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 // settleCase is one settle step of one kind made to fail by strace fault
@@ -90,12 +92,7 @@ func settleCases() []settleCase {
 // missing … will not reclaim it") until someone ran `reserve release`.
 func TestEveryFailedSettleStepLeavesAReclaimableState(t *testing.T) {
 	strace, err := exec.LookPath("strace")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("strace not installed (.ci/run installs it)")
-		}
-		t.Skip("strace not installed; .ci/run installs it")
-	}
+	testutil.Need(t, "strace", err)
 	for _, c := range settleCases() {
 		t.Run(strings.ReplaceAll(c.name, "/", "_"), func(t *testing.T) {
 			e := newEnv(t)

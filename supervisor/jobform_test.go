@@ -11,18 +11,15 @@ import (
 
 	"github.com/leasewrap/leasewrap/internal/cgroup"
 	"github.com/leasewrap/leasewrap/internal/procstat"
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 // needCgroup skips where no job cgroup can be created, except under CI
 // (root on a cgroup v2 host), where that is a failure.
 func needCgroup(t *testing.T) {
 	t.Helper()
-	if _, err := cgroup.Parent(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI must offer a cgroup v2 directory: %v", err)
-		}
-		t.Skip(err)
-	}
+	_, err := cgroup.Parent()
+	testutil.Need(t, "a cgroup v2 directory", err)
 }
 
 // writePID is a shell fragment writing $$ atomically to path.

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 // unshareArgs returns the command prefix that runs a process in a new pid
@@ -16,12 +18,7 @@ import (
 func unshareArgs(t *testing.T) []string {
 	t.Helper()
 	path, err := exec.LookPath("unshare")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("unshare (util-linux) is not installed; CI needs it")
-		}
-		t.Skip("unshare (util-linux) is not installed")
-	}
+	testutil.Need(t, "unshare (util-linux)", err)
 	var refusals []string
 	for _, prefix := range [][]string{
 		{path, "--pid", "--fork", "--mount-proc", "--kill-child"},

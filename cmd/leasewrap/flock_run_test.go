@@ -47,12 +47,8 @@ func startFlock1(t *testing.T, mode, path, ready, gone string) *testutil.Proc {
 
 func needFlock1(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("flock"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("flock(1) is missing; .ci/run installs util-linux")
-		}
-		t.Skip("flock(1) not installed (util-linux)")
-	}
+	_, err := exec.LookPath("flock")
+	testutil.Need(t, "flock(1) (util-linux)", err)
 }
 
 // TestFlockRunExcludesFlock1 runs flock(1) as the peer in both

@@ -21,12 +21,7 @@ import (
 // gone before the claim's TTL lapses, when any peer may take it.
 func TestClaimRunFencesWhileARenewalIsHeldInTheKernel(t *testing.T) {
 	strace, err := exec.LookPath("strace")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("strace is needed for this test and .ci/run installs it: not found")
-		}
-		t.Skip("strace not installed")
-	}
+	testutil.Need(t, "strace", err)
 	t.Parallel()
 	root, dir := t.TempDir(), t.TempDir()
 	pidf := filepath.Join(dir, "pid")

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/testutil"
 	"github.com/leasewrap/leasewrap/lease/session"
 )
 
@@ -50,12 +51,7 @@ func TestSessionRunTryOnceDuringMaintenance(t *testing.T) {
 // and runs.
 func TestSessionRunTryOnceWaitsOutABriefHold(t *testing.T) {
 	flockBin, err := exec.LookPath("flock")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("flock (util-linux) is not installed; CI needs it")
-		}
-		t.Skip("flock (util-linux) is not installed")
-	}
+	testutil.Need(t, "flock(1) (util-linux)", err)
 	root := sessionRoot(t)
 	dir := t.TempDir()
 	locked := filepath.Join(dir, "locked")

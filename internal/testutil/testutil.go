@@ -278,3 +278,17 @@ func Get(addr, path string) (int, string) {
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
 }
+
+// Need skips t when err says that what the test needs (named by what) is
+// missing, except under CI (CI set), where .ci/run installs everything the
+// tests need and a missing piece fails the test instead of hiding it.
+func Need(t testing.TB, what string, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s: %v (CI must offer it: .ci/run installs it)", what, err)
+	}
+	t.Skipf("%s: %v", what, err)
+}

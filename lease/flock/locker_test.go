@@ -80,12 +80,8 @@ func TestSharedLockers(t *testing.T) {
 // lock flock(1) held (the last close of its read-only descriptor), not by
 // its own time limit.
 func TestNotifyWakesOnFlock1Release(t *testing.T) {
-	if _, err := exec.LookPath("flock"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("flock(1) is missing; .ci/run installs util-linux")
-		}
-		t.Skip("flock(1) not installed")
-	}
+	_, err := exec.LookPath("flock")
+	testutil.Need(t, "flock(1) (util-linux)", err)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "w.lock")
 	ready, gone := filepath.Join(dir, "ready"), filepath.Join(dir, "gone")
