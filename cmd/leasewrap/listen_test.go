@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,11 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prometheus/common/expfmt"
-	prommodel "github.com/prometheus/common/model"
-
 	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/internal/testutil"
+	"github.com/leasewrap/leasewrap/internal/testutil/promtest"
 )
 
 // listenAddr waits for the "serving" line of a leasewrap started with
@@ -35,12 +32,8 @@ func listenAddr(t *testing.T, p *proc) string {
 // gauge is the value of name in a /metrics body (no labels asked).
 func gauge(t *testing.T, body, name string) float64 {
 	t.Helper()
-	parser := expfmt.NewTextParser(prommodel.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(bytes.NewReader([]byte(body)))
-	if err != nil {
-		t.Fatalf("/metrics does not parse: %v\n%s", err, body)
-	}
-	v, ok := promValue(fams, name, nil)
+	fams := promtest.Parse(t, []byte(body))
+	v, ok := promtest.Value(fams, name, nil)
 	if !ok {
 		t.Fatalf("no %s in /metrics:\n%s", name, body)
 	}

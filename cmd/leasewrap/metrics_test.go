@@ -1,17 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	prommodel "github.com/prometheus/common/model"
 
 	"github.com/leasewrap/leasewrap/cli"
+	"github.com/leasewrap/leasewrap/internal/testutil/promtest"
 )
 
 // readProm parses a textfile with the parser node_exporter uses.
@@ -21,40 +19,7 @@ func readProm(t *testing.T, path string) map[string]*dto.MetricFamily {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parser := expfmt.NewTextParser(prommodel.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(bytes.NewReader(b))
-	if err != nil {
-		t.Fatalf("%s does not parse: %v\n%s", path, err, b)
-	}
-	return fams
-}
-
-// promValue is the value of fam's sample whose labels include want; ok
-// is false when there is none.
-func promValue(fams map[string]*dto.MetricFamily, fam string, want map[string]string) (float64, bool) {
-	f, ok := fams[fam]
-	if !ok {
-		return 0, false
-	}
-next:
-	for _, m := range f.Metric {
-		have := map[string]string{}
-		for _, lp := range m.Label {
-			have[lp.GetName()] = lp.GetValue()
-		}
-		for k, v := range want {
-			if have[k] != v {
-				continue next
-			}
-		}
-		switch {
-		case m.Gauge != nil:
-			return m.Gauge.GetValue(), true
-		case m.Counter != nil:
-			return m.Counter.GetValue(), true
-		}
-	}
-	return 0, false
+	return promtest.Parse(t, b)
 }
 
 func TestMetricsFileCountsEveryOutcomeAcrossRuns(t *testing.T) {
@@ -71,22 +36,22 @@ func TestMetricsFileCountsEveryOutcomeAcrossRuns(t *testing.T) {
 	run(3, "--", "sh", "-c", "exit 3")
 	fams := readProm(t, mf)
 	// Acquired: it waited for part of the run only.
-	w, _ := promValue(fams, "leasewrap_last_wait_seconds", map[string]string{"key": "job"})
-	d, _ := promValue(fams, "leasewrap_last_run_duration_seconds", map[string]string{"key": "job"})
+	w, _ := promtest.Value(fams, "leasewrap_last_wait_seconds", map[string]string{"key": "job"})
+	d, _ := promtest.Value(fams, "leasewrap_last_run_duration_seconds", map[string]string{"key": "job"})
 	if w <= 0 || w >= d {
 		t.Errorf("ran: want 0 < wait < duration, have wait %v, duration %v", w, d)
 	}
 	labels := func(outcome string) map[string]string {
 		return map[string]string{"kind": "claim", "key": "job", "outcome": outcome}
 	}
-	if v, _ := promValue(fams, "leasewrap_runs_total", labels("ran")); v != 2 {
+	if v, _ := promtest.Value(fams, "leasewrap_runs_total", labels("ran")); v != 2 {
 		t.Fatalf("after two runs: want runs_total{ran} 2, have %v", v)
 	}
-	if v, _ := promValue(fams, "leasewrap_last_exit_code", labels("")); v != 3 {
+	if v, _ := promtest.Value(fams, "leasewrap_last_exit_code", labels("")); v != 3 {
 		t.Fatalf("want last exit code 3, have %v", v)
 	}
 	for _, g := range []string{"leasewrap_last_run_duration_seconds", "leasewrap_last_run_start_timestamp_seconds", "leasewrap_last_wait_seconds"} {
-		if _, ok := promValue(fams, g, map[string]string{"kind": "claim", "key": "job"}); !ok {
+		if _, ok := promtest.Value(fams, g, map[string]string{"kind": "claim", "key": "job"}); !ok {
 			t.Errorf("no %s", g)
 		}
 	}
@@ -98,8 +63,8 @@ func TestMetricsFileCountsEveryOutcomeAcrossRuns(t *testing.T) {
 	run(cli.ExitConflict, "--", "true")
 	// Never acquired: it waited for the whole run.
 	fams = readProm(t, mf)
-	w, _ = promValue(fams, "leasewrap_last_wait_seconds", labels(""))
-	d, _ = promValue(fams, "leasewrap_last_run_duration_seconds", labels(""))
+	w, _ = promtest.Value(fams, "leasewrap_last_wait_seconds", labels(""))
+	d, _ = promtest.Value(fams, "leasewrap_last_run_duration_seconds", labels(""))
 	if w != d || d <= 0 {
 		t.Errorf("conflict: want wait = duration > 0, have wait %v, duration %v", w, d)
 	}
@@ -126,11 +91,11 @@ func TestMetricsFileCountsEveryOutcomeAcrossRuns(t *testing.T) {
 
 	fams = readProm(t, mf)
 	for outcome, want := range map[string]float64{"ran": 2, "conflict": 1, "lost": 1, "error": 1, "replayed": 0} {
-		if v, ok := promValue(fams, "leasewrap_runs_total", labels(outcome)); !ok || v != want {
+		if v, ok := promtest.Value(fams, "leasewrap_runs_total", labels(outcome)); !ok || v != want {
 			t.Errorf("runs_total{outcome=%q}: want %v, have %v (present %v)", outcome, want, v, ok)
 		}
 	}
-	if v, _ := promValue(fams, "leasewrap_last_exit_code", labels("")); v != cli.ExitNotFound {
+	if v, _ := promtest.Value(fams, "leasewrap_last_exit_code", labels("")); v != cli.ExitNotFound {
 		t.Errorf("want last exit code %d, have %v", cli.ExitNotFound, v)
 	}
 	if fams["leasewrap_runs_total"].GetType() != dto.MetricType_COUNTER {
@@ -183,10 +148,10 @@ func TestMetricsFileRecordsARefusedCommandLine(t *testing.T) {
 		t.Fatalf("want %d, have %d\n%s", cli.ExitUsage, have, &p.stderr)
 	}
 	fams := readProm(t, mf)
-	if v, _ := promValue(fams, "leasewrap_runs_total", map[string]string{"kind": "claim", "key": "job", "outcome": "error"}); v != 1 {
+	if v, _ := promtest.Value(fams, "leasewrap_runs_total", map[string]string{"kind": "claim", "key": "job", "outcome": "error"}); v != 1 {
 		t.Errorf("want runs_total{error} 1, have %v", v)
 	}
-	if v, _ := promValue(fams, "leasewrap_last_exit_code", map[string]string{"key": "job"}); v != cli.ExitUsage {
+	if v, _ := promtest.Value(fams, "leasewrap_last_exit_code", map[string]string{"key": "job"}); v != cli.ExitUsage {
 		t.Errorf("want last exit code %d, have %v", cli.ExitUsage, v)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/testutil/promtest"
 )
 
 func startServer(t *testing.T, l *Live) string {
@@ -67,7 +69,7 @@ func TestServerRoutes(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("metrics: %d", code)
 	}
-	fams := parseProm(t, []byte(body))
+	fams := promtest.Parse(t, []byte(body))
 	if value(t, fams, "leasewrap_lease_held", map[string]string{"kind": "claim", "key": "k"}) != 1 {
 		t.Error("held: want leasewrap_lease_held 1")
 	}

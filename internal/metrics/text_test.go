@@ -9,48 +9,18 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-)
 
-// parseProm parses b with the parser Prometheus and node_exporter use.
-func parseProm(t *testing.T, b []byte) map[string]*dto.MetricFamily {
-	t.Helper()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(bytes.NewReader(b))
-	if err != nil {
-		t.Fatalf("expfmt refuses the output: %v\n%s", err, b)
-	}
-	return fams
-}
+	"github.com/leasewrap/leasewrap/internal/testutil/promtest"
+)
 
 // value is the value of the sample of fam whose labels include want.
 func value(t *testing.T, fams map[string]*dto.MetricFamily, fam string, want map[string]string) float64 {
 	t.Helper()
-	f, ok := fams[fam]
+	v, ok := promtest.Value(fams, fam, want)
 	if !ok {
-		t.Fatalf("no family %s", fam)
+		t.Fatalf("%s has no sample labelled %v", fam, want)
 	}
-next:
-	for _, m := range f.Metric {
-		have := map[string]string{}
-		for _, lp := range m.Label {
-			have[lp.GetName()] = lp.GetValue()
-		}
-		for k, v := range want {
-			if have[k] != v {
-				continue next
-			}
-		}
-		switch {
-		case m.Gauge != nil:
-			return m.Gauge.GetValue()
-		case m.Counter != nil:
-			return m.Counter.GetValue()
-		}
-	}
-	t.Fatalf("%s has no sample labelled %v", fam, want)
-	return 0
+	return v
 }
 
 func TestWriteEscapesAsTheSpecSays(t *testing.T) {
@@ -62,7 +32,7 @@ func TestWriteEscapesAsTheSpecSays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fams := parseProm(t, b.Bytes())
+	fams := promtest.Parse(t, b.Bytes())
 	if have := fams["x_total"].GetHelp(); have != "help with \\ and\nnewline" {
 		t.Fatalf("help: want the original text back, have %q", have)
 	}
@@ -90,7 +60,7 @@ func TestTextfileCarriesCountersAndKeepsOtherKeys(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	fams := parseProm(t, b)
+	fams := promtest.Parse(t, b)
 	mine := map[string]string{"kind": "claim", "key": run.Key}
 	for outcome, want := range map[string]float64{"ran": 2, "lost": 1, "conflict": 0, "replayed": 0, "error": 0} {
 		if have := value(t, fams, NameRunsTotal, map[string]string{"kind": "claim", "key": run.Key, "outcome": outcome}); have != want {
@@ -146,7 +116,7 @@ func TestLiveFamiliesParse(t *testing.T) {
 	l := NewLive("claim", "k")
 	now := time.Now()
 	l.Waiting("someone", now.Add(-3*time.Second))
-	fams := parseProm(t, renderLive(l, now))
+	fams := promtest.Parse(t, renderLive(l, now))
 	if have := value(t, fams, "leasewrap_waiting_seconds", nil); have < 2.9 || have > 3.1 {
 		t.Fatalf("waiting: want 3, have %v", have)
 	}
@@ -157,7 +127,7 @@ func TestLiveFamiliesParse(t *testing.T) {
 	l.Started(4242, now)
 	l.Renewed(3*time.Millisecond, nil, now.Add(30*time.Second))
 	l.Renewed(2*time.Second, errors.New("slow"), time.Time{})
-	fams = parseProm(t, renderLive(l, now))
+	fams = promtest.Parse(t, renderLive(l, now))
 	for name, want := range map[string]float64{"leasewrap_lease_held": 1, "leasewrap_fence_seconds": 30, "leasewrap_child_pid": 4242} {
 		if have := value(t, fams, name, nil); have != want {
 			t.Errorf("%s: want %v, have %v", name, want, have)
