@@ -55,6 +55,23 @@ func (e *HeldError) Error() string {
 	return b.String()
 }
 
+// HolderAttrs are the log attributes (slog key-value pairs) of what is
+// known of the other holder beyond its identity: holder_pid, holder_host,
+// and held_since with held_for when the kind knows when it took the lease.
+func (e *HeldError) HolderAttrs() []any {
+	var attrs []any
+	if e.PID > 0 {
+		attrs = append(attrs, "holder_pid", e.PID)
+	}
+	if e.Host != "" {
+		attrs = append(attrs, "holder_host", e.Host)
+	}
+	if !e.Since.IsZero() {
+		attrs = append(attrs, "held_since", e.Since.UTC().Format(time.RFC3339), "held_for", time.Since(e.Since).Round(time.Second))
+	}
+	return attrs
+}
+
 // Is makes errors.Is(err, ErrHeld) true for a *HeldError.
 func (e *HeldError) Is(target error) bool { return target == ErrHeld }
 

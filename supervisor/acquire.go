@@ -186,20 +186,10 @@ func heldAttrs(err error) []any {
 	if !errors.As(err, &held) {
 		return nil
 	}
-	var attrs []any
-	if held.Holder != "" {
-		attrs = append(attrs, "holder", held.Holder)
+	if held.Holder == "" {
+		return held.HolderAttrs()
 	}
-	if held.PID > 0 {
-		attrs = append(attrs, "holder_pid", held.PID)
-	}
-	if held.Host != "" {
-		attrs = append(attrs, "holder_host", held.Host)
-	}
-	if !held.Since.IsZero() {
-		attrs = append(attrs, "held_since", held.Since.UTC().Format(time.RFC3339), "held_for", time.Since(held.Since).Round(time.Second))
-	}
-	return attrs
+	return append([]any{"holder", held.Holder}, held.HolderAttrs()...)
 }
 
 // queued waits in the kind's own queue until Wait runs out. A lease that

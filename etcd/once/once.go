@@ -189,13 +189,7 @@ func inFlight(err error) (string, []any) {
 	if holder == "" {
 		holder = "unknown"
 	}
-	var attrs []any
-	if he.Host != "" {
-		attrs = append(attrs, "holder_host", he.Host)
-	}
-	if he.PID > 0 {
-		attrs = append(attrs, "holder_pid", he.PID)
-	}
+	attrs := he.HolderAttrs()
 	if he.Detail != "" {
 		attrs = append(attrs, "detail", he.Detail)
 	}
