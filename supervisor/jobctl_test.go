@@ -45,7 +45,11 @@ func TestJobControlStopAndContinueUnderATerminal(t *testing.T) {
 	dir := t.TempDir()
 	master, slave := openPTY(t)
 	ready := filepath.Join(dir, "ready")
-	script := "touch " + ready + "; i=0; while [ $i -lt 20 ]; do sleep 0.05; i=$((i+1)); done; echo finished > " + filepath.Join(dir, "out")
+	// One long sleep, not a loop of short ones: a ^Z that lands while the
+	// shell is between vfork and exec stops the vfork child while the
+	// shell waits for it uninterruptibly (state D), so the job can never
+	// stop as a whole (seen in CI). The ^Z below waits for the sleep to run.
+	script := "touch " + ready + "; sleep 4; echo finished > " + filepath.Join(dir, "out")
 	cmd := exec.Command(os.Args[0], "sh", "-c", script)
 	cmd.Env = testEnv(dir)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
@@ -65,6 +69,12 @@ func TestJobControlStopAndContinueUnderATerminal(t *testing.T) {
 	}()
 	waitFile(t, ready)
 	fg := func() int { p, _ := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPGRP); return p }
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(groupStates(fg()), "(sleep):S"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the job's sleep is not running 10s after it started: %s", groupStates(fg()))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if p := fg(); p == pid || p <= 0 {
 		t.Fatalf("want the job in the foreground, have group %d (leasewrap %d)", p, pid)
 	}
