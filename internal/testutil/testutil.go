@@ -292,3 +292,94 @@ func Need(t testing.TB, what string, err error) {
 	}
 	t.Skipf("%s: %v", what, err)
 }
+
+// Group is a process in a process group of its own whose exit is observed
+// in the background: Done is closed once it has exited and its output has
+// been copied; then Code and Ended say how and when. The whole group is
+// SIGKILLed, and the process reaped, when the test ends.
+type Group struct {
+	Cmd   *exec.Cmd
+	done  chan struct{}
+	code  int
+	ended time.Time
+}
+
+// StartGroup starts cmd in a new process group.
+func StartGroup(t testing.TB, cmd *exec.Cmd) *Group {
+	t.Helper()
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	g := &Group{Cmd: cmd, done: make(chan struct{})}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		cmd.Wait()
+		g.ended = time.Now()
+		g.code = ExitCode(cmd.ProcessState)
+		close(g.done)
+	}()
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-g.done
+	})
+	return g
+}
+
+// Done is closed when the process has exited.
+func (g *Group) Done() <-chan struct{} { return g.done }
+
+// Running reports whether the process has not exited.
+func (g *Group) Running() bool {
+	select {
+	case <-g.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// Code is the exit code (ExitCode), or -1 while the process runs.
+func (g *Group) Code() int {
+	if g.Running() {
+		return -1
+	}
+	return g.code
+}
+
+// Ended is when the exit was seen, or the zero time while the process runs.
+func (g *Group) Ended() time.Time {
+	if g.Running() {
+		return time.Time{}
+	}
+	return g.ended
+}
+
+// Lines is an io.Writer that keeps what is written (String) and hands
+// each complete line, without its line end, to each as it comes.
+type Lines struct {
+	Buffer
+	each    func(line string)
+	mu      sync.Mutex
+	partial []byte
+}
+
+// NewLines returns a Lines that calls each with every line.
+func NewLines(each func(line string)) *Lines { return &Lines{each: each} }
+
+func (l *Lines) Write(p []byte) (int, error) {
+	l.Buffer.Write(p)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.partial = append(l.partial, p...)
+	for {
+		i := bytes.IndexByte(l.partial, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		l.each(string(l.partial[:i]))
+		l.partial = l.partial[i+1:]
+	}
+}

@@ -1,65 +1,37 @@
 package main
 
 import (
-	"bufio"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/leasewrap/leasewrap/etcd/internal/etcdtest"
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 // lineWrapper is a leasewrap-etcd whose output is read line by line as it
 // comes, so a test can act at a logged moment.
 type lineWrapper struct {
-	cmd   *exec.Cmd
-	mu    sync.Mutex
-	out   strings.Builder
+	*testutil.Group
+	out   *testutil.Lines
 	lines chan string
-	done  chan struct{}
-	code  int
-	ended time.Time
 }
 
 func startLines(t *testing.T, args ...string) *lineWrapper {
 	t.Helper()
-	w := &lineWrapper{lines: make(chan string, 256), done: make(chan struct{})}
-	w.cmd = exec.Command(os.Args[0], args...)
-	w.cmd.Env = append(os.Environ(), envMain+"=1", "LEASEWRAP_LOG_FORMAT=text")
-	r, pw := io.Pipe()
-	w.cmd.Stdout, w.cmd.Stderr = pw, pw
-	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := w.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { // ends when the pipe is closed below
-		sc := bufio.NewScanner(r)
-		for sc.Scan() {
-			w.mu.Lock()
-			w.out.WriteString(sc.Text() + "\n")
-			w.mu.Unlock()
-			select {
-			case w.lines <- sc.Text():
-			default:
-			}
+	w := &lineWrapper{lines: make(chan string, 256)}
+	w.out = testutil.NewLines(func(l string) {
+		select {
+		case w.lines <- l:
+		default:
 		}
-	}()
-	go func() { // ends with the process
-		w.cmd.Wait()
-		w.ended = time.Now()
-		pw.Close()
-		w.code = w.cmd.ProcessState.ExitCode()
-		close(w.done)
-	}()
-	t.Cleanup(func() {
-		syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
-		<-w.done
 	})
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), envMain+"=1", "LEASEWRAP_LOG_FORMAT=text")
+	cmd.Stdout, cmd.Stderr = w.out, w.out
+	w.Group = testutil.StartGroup(t, cmd)
 	return w
 }
 
@@ -73,7 +45,7 @@ func (w *lineWrapper) waitLine(t *testing.T, s string, d time.Duration) {
 			if strings.Contains(l, s) {
 				return
 			}
-		case <-w.done:
+		case <-w.Done():
 			t.Fatalf("ended before logging %q:\n%s", s, w.output())
 		case <-timeout:
 			t.Fatalf("no %q within %v:\n%s", s, d, w.output())
@@ -81,11 +53,7 @@ func (w *lineWrapper) waitLine(t *testing.T, s string, d time.Duration) {
 	}
 }
 
-func (w *lineWrapper) output() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.out.String()
-}
+func (w *lineWrapper) output() string { return w.out.String() }
 
 // TestPhasesBeforeTheJobAreBounded (issue 17): every phase before the job
 // runs is bounded by --dial-timeout and --wait, and a job never starts
@@ -108,18 +76,18 @@ func TestPhasesBeforeTheJobAreBounded(t *testing.T) {
 		paused := time.Now()
 		defer m.Cont()
 		select {
-		case <-w.done:
+		case <-w.Done():
 		case <-time.After(60 * time.Second):
 			t.Fatalf("still running 60 s after the pause:\n%s", w.output())
 		}
-		took := w.ended.Sub(paused)
-		t.Logf("RESULT try-once, server paused after the probe | exit %d after %v | %s", w.code, took.Round(10*time.Millisecond), lastLineOf(w.output()))
+		took := w.Ended().Sub(paused)
+		t.Logf("RESULT try-once, server paused after the probe | exit %d after %v | %s", w.Code(), took.Round(10*time.Millisecond), lastLineOf(w.output()))
 		if _, err := os.Stat(ran); err == nil {
 			t.Fatal("the job ran")
 		}
 		// Bound: the attempt (dial timeout) plus its clean-up (dial timeout).
-		if w.code != 69 || took > 2*time.Second+2*time.Second {
-			t.Fatalf("want 69 within 2 × --dial-timeout (+2 s slack), have %d after %v:\n%s", w.code, took, w.output())
+		if w.Code() != 69 || took > 2*time.Second+2*time.Second {
+			t.Fatalf("want 69 within 2 × --dial-timeout (+2 s slack), have %d after %v:\n%s", w.Code(), took, w.output())
 		}
 	})
 	t.Run("wait-with-a-paused-server", func(t *testing.T) {
@@ -133,14 +101,14 @@ func TestPhasesBeforeTheJobAreBounded(t *testing.T) {
 		defer m.Cont()
 		began := time.Now()
 		select {
-		case <-w.done:
+		case <-w.Done():
 		case <-time.After(60 * time.Second):
 			t.Fatalf("still running 60 s after the pause:\n%s", w.output())
 		}
-		took := w.ended.Sub(began)
-		t.Logf("RESULT --wait 4s, server paused while queued | exit %d after %v | %s", w.code, took.Round(10*time.Millisecond), lastLineOf(w.output()))
-		if w.code != 75 && w.code != 69 || took > 4*time.Second+time.Second+2*time.Second {
-			t.Fatalf("want 75 or 69 within --wait + --dial-timeout (+2 s slack), have %d after %v:\n%s", w.code, took, w.output())
+		took := w.Ended().Sub(began)
+		t.Logf("RESULT --wait 4s, server paused while queued | exit %d after %v | %s", w.Code(), took.Round(10*time.Millisecond), lastLineOf(w.output()))
+		if w.Code() != 75 && w.Code() != 69 || took > 4*time.Second+time.Second+2*time.Second {
+			t.Fatalf("want 75 or 69 within --wait + --dial-timeout (+2 s slack), have %d after %v:\n%s", w.Code(), took, w.output())
 		}
 		_ = holder // killed at cleanup
 	})
@@ -157,14 +125,14 @@ func TestPhasesBeforeTheJobAreBounded(t *testing.T) {
 		time.Sleep(3 * time.Second)
 		m.Cont()
 		select {
-		case <-w.done:
+		case <-w.Done():
 		case <-time.After(60 * time.Second):
 			t.Fatalf("still running:\n%s", w.output())
 		}
 		_, statErr := os.Stat(ran)
-		t.Logf("RESULT grant 3 s late, fence 2 s after the attempt | exit %d | ran %v | %s", w.code, statErr == nil, lastLineOf(w.output()))
-		if w.code != 75 || statErr == nil || !strings.Contains(w.output(), "renewal period") {
-			t.Fatalf("want 75 (released, not run: less than a renewal period left before the fence), have %d, ran %v:\n%s", w.code, statErr == nil, w.output())
+		t.Logf("RESULT grant 3 s late, fence 2 s after the attempt | exit %d | ran %v | %s", w.Code(), statErr == nil, lastLineOf(w.output()))
+		if w.Code() != 75 || statErr == nil || !strings.Contains(w.output(), "renewal period") {
+			t.Fatalf("want 75 (released, not run: less than a renewal period left before the fence), have %d, ran %v:\n%s", w.Code(), statErr == nil, w.output())
 		}
 		if n := countKeys(t, c.Client(t), "late/"); n != 0 {
 			t.Fatalf("the lock was left held: %d keys", n)

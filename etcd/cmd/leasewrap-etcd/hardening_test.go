@@ -41,7 +41,7 @@ func TestOncePublishFailuresSkipsAShutdown(t *testing.T) {
 		ready := tmp(t, "ready-"+tc.key)
 		w := startLW(t, nil, onceArgs(tc.key, c.Endpoints(), tc.flags, "sh", "-c", fmt.Sprintf("echo x > %s; sleep 60", ready))...)
 		waitFile(t, ready, 10*time.Second)
-		w.cmd.Process.Signal(syscall.SIGTERM)
+		w.Cmd.Process.Signal(syscall.SIGTERM)
 		if code := w.wait(t, 10*time.Second); code != 143 {
 			t.Fatalf("%s: want 143, have %d:\n%s", tc.key, code, w.out.String())
 		}

@@ -217,16 +217,16 @@ func runHistory(t *testing.T, faults bool) {
 		case 2: // SIGKILL a random running wrapper (not its group)
 			for w := range running {
 				select {
-				case <-w.done:
+				case <-w.Done():
 					continue
 				default:
 				}
-				w.cmd.Process.Kill()
+				w.Cmd.Process.Kill()
 				faultsDone["sigkill"]++
 				// Its job, if it runs, must die with it (Pdeathsig and the
 				// group guard): note when it is seen gone.
 				for _, j := range readHistory(t, log).jobs {
-					if j.ppid == w.cmd.Process.Pid && j.end == 0 {
+					if j.ppid == w.Cmd.Process.Pid && j.end == 0 {
 						waitGone(t, j.pid, 2*time.Second)
 						killedEnd[j.pid] = monoNow()
 					}
@@ -238,8 +238,8 @@ func runHistory(t *testing.T, faults bool) {
 	codes := map[int]int{}
 	for w := range running {
 		codes[w.wait(t, time.Until(deadline)+2*time.Minute)]++
-		if !faults && w.code != 0 {
-			t.Errorf("without faults every wrapper exits 0; have %d:\n%s", w.code, w.out.String())
+		if !faults && w.Code() != 0 {
+			t.Errorf("without faults every wrapper exits 0; have %d:\n%s", w.Code(), w.out.String())
 		}
 	}
 	h := readHistory(t, log)

@@ -85,7 +85,7 @@ func TestNestedLockEndsWithTheRevokedOuterLease(t *testing.T) {
 			if _, err := cli.Revoke(context.Background(), clientv3.LeaseID(id)); err != nil {
 				t.Fatal(err)
 			}
-			waitExited(t, w.cmd.Process.Pid, 20*time.Second, &w.out)
+			waitExited(t, w.Cmd.Process.Pid, 20*time.Second, &w.out)
 			if procstat.Running(pid) {
 				t.Fatalf("the inner wrapper's command %d outlived the outer's revoked lease", pid)
 			}
@@ -114,11 +114,11 @@ func TestWrapperSIGKILLTakesASetsidDescendantAlong(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pattern := filepath.Join(parent, fmt.Sprintf("%s%d-*", cgroup.Prefix, w.cmd.Process.Pid))
+	pattern := filepath.Join(parent, fmt.Sprintf("%s%d-*", cgroup.Prefix, w.Cmd.Process.Pid))
 	if cgs, _ := filepath.Glob(pattern); len(cgs) != 1 {
 		t.Fatalf("want the wrapper's one job cgroup at %s, have %v", pattern, cgs)
 	}
-	w.cmd.Process.Kill() // the wrapper only, not its group
+	w.Cmd.Process.Kill() // the wrapper only, not its group
 	gone := waitGone(t, pid, 5*time.Second)
 	t.Logf("wrapper SIGKILLed: setsid'd descendant gone after %v", gone)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {

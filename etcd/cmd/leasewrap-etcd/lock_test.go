@@ -60,12 +60,12 @@ func TestLockTryLockAndWaitDeadline(t *testing.T) {
 	// A waiter that gets SIGTERM also removes its queue key.
 	w := startLW(t, nil, lockArgs("try", c.Endpoints(), []string{"--wait", "1m"}, "true")...)
 	waitKeys(t, cli, "try/", 2)
-	w.cmd.Process.Signal(syscall.SIGTERM)
+	w.Cmd.Process.Signal(syscall.SIGTERM)
 	w.wait(t, 10*time.Second)
 	if n := countKeys(t, cli, "try/"); n != 1 {
 		t.Fatalf("want the signalled waiter's key gone, have %d keys", n)
 	}
-	syscall.Kill(-holder.cmd.Process.Pid, syscall.SIGTERM)
+	syscall.Kill(-holder.Cmd.Process.Pid, syscall.SIGTERM)
 	holder.wait(t, 20*time.Second)
 }
 
@@ -111,7 +111,7 @@ func TestLockRevokeStopsJob(t *testing.T) {
 	if code := w.wait(t, 10*time.Second); code != 76 {
 		t.Fatalf("want 76 after the revoke, have %d:\n%s", code, w.out.String())
 	}
-	t.Logf("revoke -> child gone in %v, wrapper exit 76 after %v", gone, w.waited.Sub(start))
+	t.Logf("revoke -> child gone in %v, wrapper exit 76 after %v", gone, w.Ended().Sub(start))
 }
 
 func TestLockServerPausedFencesBeforeTTL(t *testing.T) {
@@ -202,7 +202,7 @@ func TestWrapperSIGKILLTakesJobAlong(t *testing.T) {
 	pidFile := tmp(t, "pid")
 	w := startLW(t, nil, lockArgs("kill", c.Endpoints(), fast, pidJob(pidFile, 60)...)...)
 	pid := readPID(t, pidFile)
-	w.cmd.Process.Kill() // the wrapper only, not its group
+	w.Cmd.Process.Kill() // the wrapper only, not its group
 	gone := waitGone(t, pid, 2*time.Second)
 	t.Logf("wrapper SIGKILLed: child gone after %v", gone)
 }

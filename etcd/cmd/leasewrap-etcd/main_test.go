@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -9,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -35,37 +33,21 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// wrapper is one leasewrap-etcd process.
+// wrapper is one leasewrap-etcd process, in a process group of its own.
 type wrapper struct {
-	cmd    *exec.Cmd
-	out    bytes.Buffer
-	done   chan struct{}
-	code   int
-	waited time.Time
+	*testutil.Group
+	out testutil.Buffer
 }
 
 // startLW starts leasewrap-etcd with args (a re-executed test binary) in
 // its own process group, with extra environment env.
 func startLW(t *testing.T, env []string, args ...string) *wrapper {
 	t.Helper()
-	w := &wrapper{done: make(chan struct{})}
-	w.cmd = exec.Command(os.Args[0], args...)
-	w.cmd.Env = append(append(os.Environ(), envMain+"=1"), env...)
-	w.cmd.Stdout, w.cmd.Stderr = &w.out, &w.out
-	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := w.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		w.cmd.Wait()
-		w.waited = time.Now()
-		w.code = testutil.ExitCode(w.cmd.ProcessState)
-		close(w.done)
-	}()
-	t.Cleanup(func() {
-		syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
-		<-w.done
-	})
+	w := &wrapper{}
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(append(os.Environ(), envMain+"=1"), env...)
+	cmd.Stdout, cmd.Stderr = &w.out, &w.out
+	w.Group = testutil.StartGroup(t, cmd)
 	return w
 }
 
@@ -73,10 +55,10 @@ func startLW(t *testing.T, env []string, args ...string) *wrapper {
 func (w *wrapper) wait(t *testing.T, d time.Duration) int {
 	t.Helper()
 	select {
-	case <-w.done:
-		return w.code
+	case <-w.Done():
+		return w.Code()
 	case <-time.After(d):
-		t.Fatalf("leasewrap-etcd %v still running after %v; output:\n%s", w.cmd.Args[1:], d, w.out.String())
+		t.Fatalf("leasewrap-etcd %v still running after %v; output:\n%s", w.Cmd.Args[1:], d, w.out.String())
 		return -1
 	}
 }

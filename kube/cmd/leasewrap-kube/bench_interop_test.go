@@ -58,7 +58,7 @@ func TestKubeBench(t *testing.T) {
 		w := wrap(t, b, s, kubetest.Runner, name, []string{"--wait", "2m"}, envJob(s, log, 0, ""), b.elector, "job")
 		time.Sleep(2 * time.Second) // the waiter watches
 		killed := kubetest.Mono()
-		syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL)
+		syscall.Kill(-h.Cmd.Process.Pid, syscall.SIGKILL)
 		j := waitJobs(t, log, 2, 2*time.Minute).jobs[1]
 		lwKill = append(lwKill, time.Duration(j.start-killed))
 		w.wait(t, time.Minute)
@@ -69,10 +69,10 @@ func TestKubeBench(t *testing.T) {
 		e2 := elect(t, b, s, name, "e2", electorDefaults...)
 		time.Sleep(2 * time.Second)
 		killed = kubetest.Mono()
-		e1.cmd.Process.Kill()
+		e1.Cmd.Process.Kill()
 		ev := e2.event(t, "started-leading", 2*time.Minute)
 		elKill = append(elKill, time.Duration(ev.Mono-killed))
-		e2.cmd.Process.Signal(syscall.SIGTERM)
+		e2.Cmd.Process.Signal(syscall.SIGTERM)
 		e2.wait(t, time.Minute)
 	}
 	report("takeover_after_sigkill", "leasewrap", lwKill)
@@ -98,7 +98,7 @@ func TestKubeBench(t *testing.T) {
 		stopped := e1.event(t, "stopped-leading", time.Minute)
 		ev := e2.event(t, "started-leading", time.Minute)
 		elRel = append(elRel, time.Duration(ev.Mono-stopped.Mono))
-		e2.cmd.Process.Signal(syscall.SIGTERM)
+		e2.Cmd.Process.Signal(syscall.SIGTERM)
 		e2.wait(t, time.Minute)
 
 		name = lease("rel-mixed")
@@ -114,7 +114,7 @@ func TestKubeBench(t *testing.T) {
 		j = readJobLog(t, log).jobs[0]
 		ev = e2.event(t, "started-leading", time.Minute)
 		lwToEl = append(lwToEl, time.Duration(ev.Mono-j.end))
-		e2.cmd.Process.Signal(syscall.SIGTERM)
+		e2.Cmd.Process.Signal(syscall.SIGTERM)
 		e2.wait(t, time.Minute)
 	}
 	report("handover_on_release", "leasewrap", lwRel)
@@ -131,11 +131,11 @@ func TestKubeBench(t *testing.T) {
 		if code := w.wait(t, time.Minute); code != 0 {
 			t.Fatalf("kube run -- true: %d:\n%s", code, w.output())
 		}
-		lwTrue = append(lwTrue, w.ended.Sub(start))
+		lwTrue = append(lwTrue, w.Ended().Sub(start))
 		start = time.Now()
 		e := elect(t, b, s, lease("once"), "e", append(electorDefaults, "--hold", "1ns")...)
 		e.wait(t, time.Minute)
-		elOnce = append(elOnce, e.ended.Sub(start))
+		elOnce = append(elOnce, e.Ended().Sub(start))
 	}
 	report("run_true_wall", "leasewrap", lwTrue)
 	report("acquire_release_wall", "client-go", elOnce)
@@ -163,13 +163,13 @@ func TestKubeBench(t *testing.T) {
 		to := time.Now()
 		reqs := countAudit(t, s.AuditLog, string(kubetest.Runner), from, to)
 		rate := float64(reqs) / float64(k) / to.Sub(from).Seconds()
-		rss := rssKB(ps[0].cmd.Process.Pid)
-		group := treeRSSKB(ps[0].cmd.Process.Pid, who == "leasewrap")
+		rss := rssKB(ps[0].Cmd.Process.Pid)
+		group := treeRSSKB(ps[0].Cmd.Process.Pid, who == "leasewrap")
 		fmt.Printf("bench %-34s %-10s %.3f req/s per holder (%d requests, %d holders, %v); 1000 holders: %.0f req/s\n",
 			"idle_api_requests", who, rate, reqs, k, to.Sub(from).Round(time.Second), rate*1000)
 		fmt.Printf("bench %-34s %-10s %d kB (process), %d kB (with its helpers, job excluded)\n", "idle_rss", who, rss, group)
 		for _, p := range ps {
-			p.cmd.Process.Signal(syscall.SIGTERM)
+			p.Cmd.Process.Signal(syscall.SIGTERM)
 		}
 		for _, p := range ps {
 			p.wait(t, time.Minute)

@@ -38,7 +38,7 @@ func TestKubeInteropElector(t *testing.T) {
 		if _, err := os.Stat(file); err == nil {
 			t.Fatal("the waiting run ran while the elector led")
 		}
-		e.cmd.Process.Signal(syscall.SIGTERM) // ReleaseOnCancel
+		e.Cmd.Process.Signal(syscall.SIGTERM) // ReleaseOnCancel
 		released := e.event(t, "exit", time.Minute)
 		fence, _ := readShJob(t, file, 2*time.Minute)
 		ran := time.Now()
@@ -73,8 +73,8 @@ func TestKubeInteropElector(t *testing.T) {
 			t.Fatalf("the elector sees leader %q, want lw-2", l)
 		}
 		e.noEvent(t, "started-leading", 8*time.Second) // two TTLs
-		if !w.running() {
-			t.Fatalf("leasewrap ended early (%d):\n%s", w.code, w.output())
+		if !w.Running() {
+			t.Fatalf("leasewrap ended early (%d):\n%s", w.Code(), w.output())
 		}
 		os.WriteFile(stop, nil, 0o644)
 		if code := w.wait(t, time.Minute); code != 0 {
@@ -105,7 +105,7 @@ func TestKubeInteropElector(t *testing.T) {
 		}
 		lead := e.event(t, "started-leading", time.Minute)
 		// An expiry would take 30 s; the elector retries every second.
-		if d := time.Unix(0, lead.UnixNano).Sub(w.ended); d > 15*time.Second {
+		if d := time.Unix(0, lead.UnixNano).Sub(w.Ended()); d > 15*time.Second {
 			t.Errorf("the elector led %v after leasewrap ended (lease duration 30s): not at once", d)
 		} else {
 			t.Logf("hand-over leasewrap -> elector on release: %v (its retry period 1s)", d)

@@ -263,19 +263,19 @@ func runKubeHistory(t *testing.T, s *kubetest.Server, b bins, faults bool) {
 				}
 			}
 			sort.SliceStable(procs, func(i, k int) bool {
-				return running[procs[i].cmd.Process.Pid] && !running[procs[k].cmd.Process.Pid]
+				return running[procs[i].Cmd.Process.Pid] && !running[procs[k].Cmd.Process.Pid]
 			})
 			for _, p := range procs {
-				if !p.running() {
+				if !p.Running() {
 					continue
 				}
-				p.cmd.Process.Kill()
+				p.Cmd.Process.Kill()
 				faultsDone["sigkill-"+kinds[p]]++
-				<-p.done
+				<-p.Done()
 				// A wrapper's job must die with it; an elector's job is
 				// the elector itself.
 				for _, j := range readJobLog(t, log).jobs {
-					if j.end == 0 && (j.ppid == p.cmd.Process.Pid || j.pid == p.cmd.Process.Pid) {
+					if j.end == 0 && (j.ppid == p.Cmd.Process.Pid || j.pid == p.Cmd.Process.Pid) {
 						waitGone(t, j.pid, 5*time.Second)
 						killedEnd[j.pid] = kubetest.Mono()
 					}
@@ -296,7 +296,7 @@ func runKubeHistory(t *testing.T, s *kubetest.Server, b bins, faults bool) {
 		// after holder overwrites, lost before the child started.
 		if code == 75 {
 			for _, j := range readJobLog(t, log).jobs {
-				if j.ppid == p.cmd.Process.Pid {
+				if j.ppid == p.Cmd.Process.Pid {
 					t.Errorf("a %s exited 75 (did not run) but its job ran (fence %d):\n%s", kinds[p], j.fence, p.output())
 				}
 			}

@@ -25,8 +25,8 @@ func startJob(t *testing.T, b bins, s *kubetest.Server, name string, flags ...st
 		if h := readJobLog(t, log); len(h.jobs) > 0 {
 			return w, log, h.jobs[0]
 		}
-		if !w.running() || time.Now().After(deadline) {
-			t.Fatalf("the job did not start (leasewrap-kube %v, code %d):\n%s", w.running(), w.code, w.output())
+		if !w.Running() || time.Now().After(deadline) {
+			t.Fatalf("the job did not start (leasewrap-kube %v, code %d):\n%s", w.Running(), w.Code(), w.output())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -104,12 +104,12 @@ func TestKubeFaultAPIServerRestart(t *testing.T) {
 		if time.Now().After(deadline) {
 			r, _ := lw.lastRenewal("lw-restart")
 			t.Fatalf("no renewal seen within a minute of the restart (back at %s; last renewTime seen %s, %d versions; now %+v); leasewrap-kube (running %v):\n%s",
-				back.Format(time.StampMicro), r.Format(time.StampMicro), lw.count(), getLease(t, s, "restart").Spec, w.running(), w.output())
+				back.Format(time.StampMicro), r.Format(time.StampMicro), lw.count(), getLease(t, s, "restart").Spec, w.Running(), w.output())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if !w.running() {
-		t.Fatalf("leasewrap-kube ended (%d) over the restart:\n%s", w.code, w.output())
+	if !w.Running() {
+		t.Fatalf("leasewrap-kube ended (%d) over the restart:\n%s", w.Code(), w.output())
 	}
 	if j := jobEnd(t, log); j.end != 0 {
 		t.Fatalf("the job ended over the restart")
@@ -118,7 +118,7 @@ func TestKubeFaultAPIServerRestart(t *testing.T) {
 		t.Fatalf("holder after the restart: want lw-restart, have %q", h)
 	}
 	t.Logf("the API server was away %v; the job kept running and the lease was renewed after it came back", gone.Round(time.Millisecond))
-	w.cmd.Process.Signal(syscall.SIGTERM)
+	w.Cmd.Process.Signal(syscall.SIGTERM)
 	if code := w.wait(t, time.Minute); code == 76 {
 		t.Fatalf("leasewrap-kube reported loss after the restart:\n%s", w.output())
 	}
@@ -171,7 +171,7 @@ func TestKubeFaults(t *testing.T) {
 			if code := w.wait(t, time.Minute); code != 76 {
 				t.Fatalf("want 76, have %d:\n%s", code, w.output())
 			}
-			took := w.ended.Sub(at)
+			took := w.Ended().Sub(at)
 			j := jobEnd(t, log)
 			if j.end == 0 {
 				t.Fatalf("the job did not log its end")
@@ -187,7 +187,7 @@ func TestKubeFaults(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "job")
 		w := wrap(t, b, s, kubetest.Runner, "fault-sigkill", []string{"--ttl", "60s"}, nil, shJob(file, "exec sleep 600")...)
 		_, pid := readShJob(t, file, time.Minute)
-		w.cmd.Process.Kill() // leasewrap only, not its group
+		w.Cmd.Process.Kill() // leasewrap only, not its group
 		took := waitGone(t, pid, 5*time.Second)
 		t.Logf("the job was gone %v after leasewrap-kube's SIGKILL", took.Round(time.Millisecond))
 	})

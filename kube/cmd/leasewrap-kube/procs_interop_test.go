@@ -4,11 +4,9 @@ package main
 // and client-go electors (kube/internal/elector) as processes of their own.
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -29,12 +27,9 @@ import (
 
 // kproc is a leasewrap-kube or elector process in its own process group.
 type kproc struct {
-	cmd    *exec.Cmd
+	*testutil.Group
 	out    testutil.Buffer // stderr (and stdout of leasewrap-kube)
 	events chan electorEvent
-	done   chan struct{}
-	code   int
-	ended  time.Time
 }
 
 // electorEvent is a line of `elector lead` (its Event type).
@@ -54,46 +49,26 @@ func (p *kproc) output() string { return p.out.String() }
 // standard output is parsed into events.
 func startProc(t *testing.T, bin string, env []string, args ...string) *kproc {
 	t.Helper()
-	p := &kproc{done: make(chan struct{}), events: make(chan electorEvent, 100)}
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Env = append(os.Environ(), env...)
-	p.cmd.Stderr = &p.out
+	p := &kproc{events: make(chan electorEvent, 100)}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = &p.out
 	// Gone with the test binary, should a timeout kill it.
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	var stdout io.ReadCloser
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if len(args) > 0 && args[0] == "lead" {
-		var err error
-		if stdout, err = p.cmd.StdoutPipe(); err != nil {
-			t.Fatal(err)
-		}
-	} else {
-		p.cmd.Stdout = &p.out
-	}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		if stdout != nil {
-			sc := bufio.NewScanner(stdout)
-			for sc.Scan() {
-				var e electorEvent
-				if json.Unmarshal(sc.Bytes(), &e) == nil {
-					select {
-					case p.events <- e:
-					default: // nobody reads them: drop
-					}
+		cmd.Stdout = testutil.NewLines(func(l string) {
+			var e electorEvent
+			if json.Unmarshal([]byte(l), &e) == nil {
+				select {
+				case p.events <- e:
+				default: // nobody reads them: drop
 				}
 			}
-		}
-		p.cmd.Wait()
-		p.ended = time.Now()
-		p.code = testutil.ExitCode(p.cmd.ProcessState)
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
-	})
+		})
+	} else {
+		cmd.Stdout = &p.out
+	}
+	p.Group = testutil.StartGroup(t, cmd)
 	return p
 }
 
@@ -101,21 +76,11 @@ func startProc(t *testing.T, bin string, env []string, args ...string) *kproc {
 func (p *kproc) wait(t *testing.T, d time.Duration) int {
 	t.Helper()
 	select {
-	case <-p.done:
-		return p.code
+	case <-p.Done():
+		return p.Code()
 	case <-time.After(d):
-		t.Fatalf("%s still running after %v; output:\n%s", strings.Join(p.cmd.Args, " "), d, p.output())
+		t.Fatalf("%s still running after %v; output:\n%s", strings.Join(p.Cmd.Args, " "), d, p.output())
 		return -1
-	}
-}
-
-// running reports whether the process has not ended.
-func (p *kproc) running() bool {
-	select {
-	case <-p.done:
-		return false
-	default:
-		return true
 	}
 }
 
@@ -130,7 +95,7 @@ func (p *kproc) event(t *testing.T, kind string, d time.Duration) electorEvent {
 			if e.Event == kind {
 				return e
 			}
-		case <-p.done:
+		case <-p.Done():
 			// Events still buffered were sent before the end.
 			for {
 				select {
@@ -139,7 +104,7 @@ func (p *kproc) event(t *testing.T, kind string, d time.Duration) electorEvent {
 						return e
 					}
 				default:
-					t.Fatalf("elector ended (%d) without %q; stderr:\n%s", p.code, kind, p.output())
+					t.Fatalf("elector ended (%d) without %q; stderr:\n%s", p.Code(), kind, p.output())
 				}
 			}
 		case <-timeout:
