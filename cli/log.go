@@ -1,17 +1,17 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/lmittmann/tint"
 	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/internal/linewriter"
 )
 
 // NewLogger builds the one logger of the process from the global flags.
@@ -94,32 +94,9 @@ func ErrorSink(format string, stderr io.Writer, attrs ...slog.Attr) io.Writer {
 	if len(attrs) > 0 {
 		h = h.WithAttrs(attrs)
 	}
-	return &jsonLines{h: h}
-}
-
-// jsonLines turns every complete line written to it into one log record
-// (JSON or text, per its handler); a trailing partial line is kept until
-// its newline arrives.
-type jsonLines struct {
-	mu  sync.Mutex
-	h   slog.Handler
-	buf []byte
-}
-
-func (j *jsonLines) Write(p []byte) (int, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.buf = append(j.buf, p...)
-	for {
-		i := bytes.IndexByte(j.buf, '\n')
-		if i < 0 {
-			return len(p), nil
-		}
-		line := strings.TrimPrefix(string(j.buf[:i]), "leasewrap: ")
-		j.buf = j.buf[i+1:]
-		r := slog.NewRecord(time.Now(), slog.LevelError, line, 0)
-		if err := j.h.Handle(context.Background(), r); err != nil {
-			return len(p), err
-		}
-	}
+	// Every complete line becomes one log record (JSON or text, per h).
+	return &linewriter.Writer{Each: func(line string) error {
+		r := slog.NewRecord(time.Now(), slog.LevelError, strings.TrimPrefix(line, "leasewrap: "), 0)
+		return h.Handle(context.Background(), r)
+	}}
 }

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/linewriter"
 	"github.com/leasewrap/leasewrap/internal/procstat"
 )
 
@@ -361,25 +362,15 @@ func (g *Group) Ended() time.Time {
 // each complete line, without its line end, to each as it comes.
 type Lines struct {
 	Buffer
-	each    func(line string)
-	mu      sync.Mutex
-	partial []byte
+	lines linewriter.Writer
 }
 
 // NewLines returns a Lines that calls each with every line.
-func NewLines(each func(line string)) *Lines { return &Lines{each: each} }
+func NewLines(each func(line string)) *Lines {
+	return &Lines{lines: linewriter.Writer{Each: func(l string) error { each(l); return nil }}}
+}
 
 func (l *Lines) Write(p []byte) (int, error) {
 	l.Buffer.Write(p)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.partial = append(l.partial, p...)
-	for {
-		i := bytes.IndexByte(l.partial, '\n')
-		if i < 0 {
-			return len(p), nil
-		}
-		l.each(string(l.partial[:i]))
-		l.partial = l.partial[i+1:]
-	}
+	return l.lines.Write(p)
 }
