@@ -83,17 +83,25 @@ func realParent(t *testing.T) string {
 	return dir
 }
 
+// started is a process started in a cgroup; done is closed once it has
+// been waited for (read nothing of cmd's state before that).
+type started struct {
+	*exec.Cmd
+	done chan struct{}
+}
+
 // startIn starts argv born inside g (CLONE_INTO_CGROUP).
-func startIn(t *testing.T, g *Group, argv ...string) *exec.Cmd {
+func startIn(t *testing.T, g *Group, argv ...string) started {
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, UseCgroupFD: true, CgroupFD: g.FD()}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %q in %s: %v", argv, g.Dir(), err)
 	}
-	go cmd.Wait()
+	s := started{Cmd: cmd, done: make(chan struct{})}
+	go func() { cmd.Wait(); close(s.done) }()
 	t.Cleanup(func() { cmd.Process.Kill() })
-	return cmd
+	return s
 }
 
 // A setsid'd, TERM-ignoring grandchild stays a member; Kill ends it; Wait
@@ -110,8 +118,10 @@ func TestGroupHoldsWhatLeavesTheProcessGroup(t *testing.T) {
 	pidf := filepath.Join(t.TempDir(), "pid")
 	cmd := startIn(t, g, "sh", "-c", fmt.Sprintf(`setsid sh -c 'trap "" TERM; echo $$ > %s; exec sleep 30' & exit 0`, pidf))
 	esc, _ := strconv.Atoi(testutil.WaitFile(t, pidf, 10*time.Second))
-	for cmd.ProcessState == nil && unix.Kill(cmd.Process.Pid, 0) == nil {
-		time.Sleep(5 * time.Millisecond) // the shell exits at once
+	select { // the shell exits at once
+	case <-cmd.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the shell that started the escapee did not exit within 10s")
 	}
 	pids, err := g.Members()
 	if err != nil || !slices.Contains(pids, esc) {
