@@ -13,6 +13,7 @@ import (
 
 	"github.com/leasewrap/leasewrap/internal/cgroup"
 	"github.com/leasewrap/leasewrap/internal/procstat"
+	"github.com/leasewrap/leasewrap/internal/testutil"
 	"github.com/leasewrap/leasewrap/supervisor"
 )
 
@@ -206,9 +207,8 @@ func TestJobFormFallsBackForAnUnprivilegedUser(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root to switch to uid 65534")
 	}
-	if _, err := cgroup.Parent(); err != nil {
-		t.Skipf("no cgroup form here even for root: %v", err) // the fallback is then every run's
-	}
+	_, err := cgroup.Parent()
+	testutil.Need(t, "a cgroup v2 directory root can create (else the fallback is every run's)", err)
 	base, err := os.MkdirTemp("", "leasewrap-nobody-")
 	if err != nil {
 		t.Fatal(err)

@@ -1,12 +1,15 @@
 package reliability
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 // TestRecordsSizedBeforeTheJobRuns (issue 17): every record a run writes
@@ -87,7 +90,7 @@ func raiseStack(t *testing.T) {
 	}
 	want := uint64(64 << 20)
 	if old.Max != unix.RLIM_INFINITY && old.Max < want {
-		t.Skipf("RLIMIT_STACK hard limit %d is below %d", old.Max, want)
+		testutil.Need(t, "an RLIMIT_STACK hard limit of 64 MiB", fmt.Errorf("hard limit %d is below %d", old.Max, want))
 	}
 	if err := unix.Setrlimit(unix.RLIMIT_STACK, &unix.Rlimit{Cur: want, Max: old.Max}); err != nil {
 		t.Fatal(err)
