@@ -29,13 +29,14 @@ type exitNow int
 // process's exit status (ExitCode). Verbs may ask for a context.Context,
 // the *slog.Logger and IO. leasewrap's own error lines follow --log-format
 // (JSON lines in JSON mode), also when the command line itself is refused.
-func Main(model any, g *Globals, description, version string, args []string, stdout, stderr io.Writer) int {
+// opts are given to kong.New after Main's own.
+func Main(model any, g *Globals, description, version string, args []string, stdout, stderr io.Writer, opts ...kong.Option) int {
 	format := ScanArgs(args).LogFormat
 	if format == "" {
 		format = os.Getenv("LEASEWRAP_LOG_FORMAT")
 	}
 	errOut := ErrorSink(format, stderr)
-	parser, err := kong.New(model,
+	parser, err := kong.New(model, append([]kong.Option{
 		kong.Name("leasewrap"),
 		kong.Description(description),
 		kong.UsageOnError(),
@@ -43,7 +44,7 @@ func Main(model any, g *Globals, description, version string, args []string, std
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { panic(exitNow(code)) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, FlagsLast: true}),
-	)
+	}, opts...)...)
 	if err != nil {
 		fmt.Fprintf(errOut, "leasewrap: internal error building the CLI: %v\n", err)
 		return ExitInternal

@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/supervisor"
 )
@@ -77,14 +79,13 @@ func main() {
 // realMain runs leasewrap with args; it returns the exit status.
 func realMain(args []string, stdout, stderr io.Writer) int {
 	c, g := model(args)
-	desc := description
 	if _, ok := c.(helpless); ok {
-		// kong interpolates the description (a regexp pass over every
-		// byte, 10 % of --version's instructions) whether or not help is
-		// shown, and these models never show it: help takes the tree.
-		desc = ""
+		// kong interpolates the description and every help string (a
+		// regexp pass over every byte) whether or not help is shown, and
+		// these models never show it: help takes the tree.
+		return cli.Main(c, g, "", version, args, stdout, stderr, kong.PostBuild(withoutHelp))
 	}
-	return cli.Main(c, g, desc, version, args, stdout, stderr)
+	return cli.Main(c, g, description, version, args, stdout, stderr)
 }
 
 // ioStreams are the process's standard output and error (cli.IO).

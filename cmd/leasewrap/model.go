@@ -1,6 +1,10 @@
 package main
 
-import "github.com/leasewrap/leasewrap/cli"
+import (
+	"github.com/alecthomas/kong"
+
+	"github.com/leasewrap/leasewrap/cli"
+)
 
 // Building kong's model (reflection over struct tags, help interpolation)
 // is most of leasewrap's own start-up, and it is on the path of every cron
@@ -49,11 +53,31 @@ type versionCLI struct {
 
 // helpless marks the models built only when args ask for no help
 // (--version alone, one verb): they never print the program's
-// description, so it is not given to kong.
+// description or any help string, so neither is given to kong (see
+// withoutHelp).
 type helpless interface{ helpless() }
 
 func (*versionCLI) helpless() {}
 func (*oneVerb[T]) helpless() {}
+
+// withoutHelp empties the help of every command, flag and argument of a
+// helpless model. It runs as a kong.PostBuild option, which kong applies
+// before it interpolates the help strings with its regexp: a third of
+// kong.New's time, for text these models never print. Nothing else reads
+// the help: kong's errors name commands, flags and arguments by name,
+// placeholder, default and enum, which stay
+// (TestHelplessModelsRefuseLikeTheTree).
+func withoutHelp(k *kong.Kong) error {
+	return kong.Visit(k.Model.Node, func(n kong.Visitable, next kong.Next) error {
+		switch n := n.(type) {
+		case *kong.Node:
+			n.Help, n.Detail = "", ""
+		case *kong.Value:
+			n.Help = ""
+		}
+		return next(nil)
+	})
+}
 
 // model returns the smallest command tree that parses args and the global
 // flags inside it (filled in by the parse).

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/leasewrap/leasewrap/cli"
 )
 
 // TestEveryVerbHasItsOwnModel checks that each verb of the whole tree has a
@@ -120,4 +123,124 @@ func TestHelpNeverComesFromAHelplessModel(t *testing.T) {
 func isHelpless(m any) bool {
 	_, ok := m.(helpless)
 	return ok
+}
+
+// TestHelplessModelsRefuseLikeTheTree checks that a command line refused
+// by a lean model (one verb or --version, whose help strings withoutHelp
+// empties) gets the same exit code and the same message as from the whole
+// tree with its help: kong's errors must not depend on the help text.
+func TestHelplessModelsRefuseLikeTheTree(t *testing.T) {
+	root := t.TempDir()
+	for _, args := range [][]string{
+		{"claim", "run", "--nosuch", "k", "--", "true"},
+		{"claim", "run", "--ttl", "soon", "k", "--", "true"},
+		{"claim", "run", "--root", root},
+		{"claim", "run", "k", "--root", root},
+		{"claim", "run", "k", "--root", root, "--ttl", "30s", "--kill-grace", "1m", "--", "true"},
+		{"claim", "run", "k", "--anchor", "glue", "--root", root, "--", "true"},
+		{"claim", "status", "k", "--root"},
+		{"--log-format", "bogus", "claim", "status", "k", "--root", root},
+		{"reserve", "hash"},
+		{"reserve", "hash", "a", "b"},
+		{"reserve", "run", "k", "--root", root, "--", "true", "--conflict-exit-code", "x"},
+		{"session", "run", "sid", "--epoch", "x", "--root", root, "--", "true"},
+		{"session", "owners"},
+		{"claim", "renew", "k", "--root", root},
+		{"claim", "acquire", "k", "--root", root, "--ttl-ms", "x"},
+		{"flock", "run"},
+		{"flock", "run", "--wait", "-1", root + "/f", "--", "true"},
+		{"--version", "--bogus"},
+		{"--log-level", "loud", "--version"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			if m, _ := model(args); !isHelpless(m) {
+				t.Fatalf("want a lean model, have %T", m)
+			}
+			var leanOut, leanErr, treeOut, treeErr strings.Builder
+			leanCode := realMain(args, &leanOut, &leanErr)
+			c := &tree{}
+			treeCode := cli.Main(c, &c.Globals, description, version, args, &treeOut, &treeErr)
+			if leanCode != treeCode {
+				t.Errorf("exit code: want %d (whole tree), have %d", treeCode, leanCode)
+			}
+			if have, want := withoutTimes(leanErr.String()), withoutTimes(treeErr.String()); have != want {
+				t.Errorf("stderr differs from the whole tree's\nwant %q\nhave %q", want, have)
+			}
+			if leanOut.String() != treeOut.String() {
+				t.Errorf("stdout: want %q, have %q", treeOut.String(), leanOut.String())
+			}
+			if leanErr.Len()+leanOut.Len() == 0 {
+				t.Error("nothing written: want an error line (or the version)")
+			}
+		})
+	}
+}
+
+// withoutTimes drops the timestamp that starts each text log line.
+func withoutTimes(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if _, rest, ok := strings.Cut(l, " "); ok {
+			lines[i] = rest
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestWithoutHelpEmptiesEveryHelp checks that every lean model reaches
+// kong's interpolation with no help text left, and that what errors use
+// (names, placeholders, defaults, enums, environment variables) is the
+// same as without withoutHelp.
+func TestWithoutHelpEmptiesEveryHelp(t *testing.T) {
+	argss := [][]string{{"--version"}}
+	for kind, verbs := range verbModels {
+		for verb := range verbs {
+			argss = append(argss, []string{kind, verb})
+		}
+	}
+	for _, args := range argss {
+		m, _ := model(args)
+		if !isHelpless(m) {
+			t.Fatalf("%q: want a lean model, have %T", args, m)
+		}
+		lean, lhelp := summary(t, m, kong.PostBuild(withoutHelp))
+		m, _ = model(args)
+		full, fhelp := summary(t, m)
+		if lhelp != "" || fhelp == "" {
+			t.Errorf("%q: want no help left (and some without withoutHelp), have %q (%d bytes without)", args, lhelp, len(fhelp))
+		}
+		if lean != full {
+			t.Errorf("%q: want the same values as with help\nwant %s\nhave %s", args, full, lean)
+		}
+	}
+}
+
+// summary is what kong's errors can use of model's values, and all its
+// help text.
+func summary(t *testing.T, model any, opts ...kong.Option) (values, help string) {
+	t.Helper()
+	p, err := kong.New(model, append([]kong.Option{kong.Name("leasewrap"), kong.Vars{"version": version}, kong.Writers(io.Discard, io.Discard)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v, h strings.Builder
+	err = kong.Visit(p.Model.Node, func(n kong.Visitable, next kong.Next) error {
+		switch n := n.(type) {
+		case *kong.Node:
+			h.WriteString(n.Help + n.Detail)
+			v.WriteString(n.Path() + ";")
+		case *kong.Value:
+			h.WriteString(n.Help)
+			fmt.Fprintf(&v, "%s %q %q %q %v %v", n.Summary(), n.Default, n.Enum, n.Tag.Envs, n.Required, n.Position)
+			if n.Flag != nil {
+				fmt.Fprintf(&v, " %q %q %q", n.Flag.PlaceHolder, n.Flag.Short, n.Flag.Envs)
+			}
+			v.WriteString(";")
+		}
+		return next(nil)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.String(), h.String()
 }
