@@ -110,8 +110,9 @@ func writeMetricsFile(path string, r metrics.Run) error {
 	}
 	// The temp name does not end in .prom: the collector never reads a
 	// half-written file.
-	f, tmp, err := safefile.CreateTemp(func(int) string {
-		return filepath.Join(dir, "."+base+".tmp-"+safefile.RandomHex(6))
+	f, tmp, err := safefile.CreateTemp(func(int) (string, error) {
+		suffix, err := safefile.RandomHex(6)
+		return filepath.Join(dir, "."+base+".tmp-"+suffix), err
 	}, os.O_WRONLY, 0o644)
 	if err != nil {
 		return fmt.Errorf("--metrics-file %s: create a temp file in %s: %w", path, dir, err)

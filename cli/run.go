@@ -2,7 +2,7 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/randbytes"
 	"github.com/leasewrap/leasewrap/lease"
 	"github.com/leasewrap/leasewrap/supervisor"
 )
@@ -123,12 +124,21 @@ func Outcome(res supervisor.Result, conflictCode int, logger *slog.Logger) error
 
 // DefaultHolder is unique to this invocation (host, pid, random), so two
 // wrappers never re-acquire each other's lease as "the same holder".
-func DefaultHolder() string {
+func DefaultHolder() string { return defaultHolder(randbytes.Read) }
+
+// defaultHolder is DefaultHolder with its random source. Should the kernel
+// give no random bytes (crypto/rand, used here before, crashed the
+// process then), the suffix is the wall clock's nanoseconds instead: it
+// still tells this invocation from an earlier one with the same host and
+// pid, which is all the suffix is for (a holder is not a secret).
+func defaultHolder(read func([]byte) error) string {
 	host, err := os.Hostname()
 	if err != nil || host == "" {
 		host = "unknown-host"
 	}
 	var b [4]byte
-	rand.Read(b[:])
+	if err := read(b[:]); err != nil {
+		binary.BigEndian.PutUint32(b[:], uint32(time.Now().UnixNano()))
+	}
 	return fmt.Sprintf("leasewrap:%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }

@@ -3,7 +3,6 @@ package cgroup
 import (
 	"bufio"
 	"bytes"
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -13,6 +12,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/internal/randbytes"
 )
 
 // ErrUnavailable is wrapped by every reason Parent gives for not offering a
@@ -202,10 +203,12 @@ func delegated(dir string) bool {
 }
 
 // newName returns a fresh job cgroup name for this process.
-func newName() string {
+func newName() (string, error) {
 	var b [6]byte
-	rand.Read(b[:])
-	return fmt.Sprintf("%s%d-%s", Prefix, os.Getpid(), hex.EncodeToString(b[:]))
+	if err := randbytes.Read(b[:]); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s%d-%s", Prefix, os.Getpid(), hex.EncodeToString(b[:])), nil
 }
 
 // creatorPID parses the creator's pid out of a job cgroup's name.

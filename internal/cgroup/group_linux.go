@@ -30,7 +30,11 @@ type Group struct {
 // (before 5.14) is refused with an error wrapping ErrUnavailable.
 func Create(parent string) (*Group, error) {
 	sweep(parent, sweepLook, 4)
-	dir := filepath.Join(parent, newName())
+	name, err := newName()
+	if err != nil {
+		return nil, fmt.Errorf("cgroup: name a job cgroup under %s: %w", parent, err)
+	}
+	dir := filepath.Join(parent, name)
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cgroup: create job cgroup %s: %w", dir, err)
 	}

@@ -14,7 +14,6 @@
 package safefile
 
 import (
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -25,6 +24,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/internal/randbytes"
 )
 
 // ErrUnsafe is matched by every refusal of this package.
@@ -182,12 +183,16 @@ const tempTries = 16
 
 // CreateTemp creates a new temp file exclusively. name(i) gives the i-th
 // candidate (i = 0 first); a candidate that exists is an attack or a crash
-// leftover: it is left alone and the next candidate is tried. It returns
-// the file and the name it got.
-func CreateTemp(name func(i int) string, flag int, perm fs.FileMode) (*os.File, string, error) {
+// leftover: it is left alone and the next candidate is tried. An error
+// from name (no random bytes for it) stops the search and is returned. It
+// returns the file and the name it got.
+func CreateTemp(name func(i int) (string, error), flag int, perm fs.FileMode) (*os.File, string, error) {
 	var err error
 	for i := 0; i < tempTries; i++ {
-		p := name(i)
+		p, nerr := name(i)
+		if nerr != nil {
+			return nil, p, fmt.Errorf("safefile: temp name: %w", nerr)
+		}
 		var f *os.File
 		f, err = os.OpenFile(p, flag|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
 		if err == nil {
@@ -200,11 +205,15 @@ func CreateTemp(name func(i int) string, flag int, perm fs.FileMode) (*os.File, 
 	return nil, "", fmt.Errorf("safefile: %d temp names taken, last: %w", tempTries, err)
 }
 
-// RandomHex is n random bytes in lowercase hex: an unpredictable name part.
-func RandomHex(n int) string {
+// RandomHex is n random bytes in lowercase hex: an unpredictable name
+// part. It fails only when the kernel gives no random bytes
+// (randbytes.Read).
+func RandomHex(n int) (string, error) {
 	b := make([]byte, n)
-	rand.Read(b) // never fails on Linux (getrandom)
-	return hex.EncodeToString(b)
+	if err := randbytes.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
 }
 
 // TooLargeError is a file larger than a reader's bound.

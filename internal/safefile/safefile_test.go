@@ -69,11 +69,12 @@ func TestCreateTempSkipsTakenNames(t *testing.T) {
 	os.WriteFile(victim, []byte("v"), 0o600)
 	first := filepath.Join(dir, ".tmp-write-x")
 	os.Link(victim, first)
-	f, name, err := CreateTemp(func(i int) string {
+	f, name, err := CreateTemp(func(i int) (string, error) {
 		if i == 0 {
-			return first
+			return first, nil
 		}
-		return first + "." + RandomHex(8)
+		suffix, err := RandomHex(8)
+		return first + "." + suffix, err
 	}, os.O_WRONLY, 0o666)
 	if err != nil {
 		t.Fatal(err)
@@ -87,9 +88,36 @@ func TestCreateTempSkipsTakenNames(t *testing.T) {
 		t.Errorf("victim changed: %q", b)
 	}
 	// Every candidate taken: an error, nothing written.
-	_, _, err = CreateTemp(func(int) string { return first }, os.O_WRONLY, 0o666)
+	_, _, err = CreateTemp(func(int) (string, error) { return first, nil }, os.O_WRONLY, 0o666)
 	if !errors.Is(err, fs.ErrExist) {
 		t.Errorf("want fs.ErrExist after every name was taken, have %v", err)
+	}
+	// No name (no random bytes for it): that error, nothing created.
+	noEntropy := errors.New("no random bytes")
+	tries := 0
+	_, _, err = CreateTemp(func(i int) (string, error) {
+		tries++
+		if i == 0 {
+			return first, nil
+		}
+		return filepath.Join(dir, "never"), noEntropy
+	}, os.O_WRONLY, 0o666)
+	if !errors.Is(err, noEntropy) || tries != 2 {
+		t.Errorf("want the name's error after 2 tries, have %v after %d", err, tries)
+	}
+	if _, serr := os.Lstat(filepath.Join(dir, "never")); !errors.Is(serr, fs.ErrNotExist) {
+		t.Errorf("a name given with an error was created: %v", serr)
+	}
+}
+
+func TestRandomHex(t *testing.T) {
+	a, err := RandomHex(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := RandomHex(8)
+	if len(a) != 16 || strings.Trim(a, "0123456789abcdef") != "" || a == b {
+		t.Errorf("want two different 16-digit lowercase hex strings, have %q and %q", a, b)
 	}
 }
 

@@ -1,7 +1,6 @@
 package claim
 
 import (
-	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/leasewrap/leasewrap/internal/fault"
+	"github.com/leasewrap/leasewrap/internal/randbytes"
 	"github.com/leasewrap/leasewrap/internal/safefile"
 	"github.com/leasewrap/leasewrap/lease"
 )
@@ -117,9 +117,9 @@ func atomicCreateExclusive(path string, content []byte) error {
 // EEXIST, on the claim itself, reports fs.ErrExist.
 func createViaLink(path string, content []byte) error {
 	dir := filepath.Dir(path)
-	f, tmp, err := safefile.CreateTemp(func(int) string {
+	f, tmp, err := safefile.CreateTemp(func(int) (string, error) {
 		return filepath.Join(dir, fmt.Sprintf(".claim-tmp-%d-%d-%d",
-			os.Getpid(), time.Now().UnixNano(), tmpSeq.Add(1)))
+			os.Getpid(), time.Now().UnixNano(), tmpSeq.Add(1))), nil
 	}, os.O_WRONLY, fileMode)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fs.ErrNotExist
@@ -161,10 +161,12 @@ func createViaLink(path string, content []byte) error {
 // the file is created exclusively: a planted name is skipped, never
 // truncated or written through.
 func atomicReplace(path string, content []byte) error {
-	f, tmp, err := safefile.CreateTemp(func(int) string {
+	f, tmp, err := safefile.CreateTemp(func(int) (string, error) {
 		var n [8]byte
-		rand.Read(n[:])
-		return fmt.Sprintf("%s.tmp.%d.%d", path, os.Getpid(), binary.LittleEndian.Uint64(n[:])>>1)
+		if err := randbytes.Read(n[:]); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s.tmp.%d.%d", path, os.Getpid(), binary.LittleEndian.Uint64(n[:])>>1), nil
 	}, os.O_WRONLY, fileMode)
 	if err != nil {
 		return fmt.Errorf("replace %s: create temp: %w", path, err)

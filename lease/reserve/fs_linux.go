@@ -76,11 +76,12 @@ func writeTemp(path string, data []byte) error {
 // alone and uses "<name>.<16 random hex>" beside it. Readers never look at
 // temp names, so peers are unaffected. It returns the name it wrote.
 func writeTempNamed(dir, name string, data []byte) (string, error) {
-	f, tmp, err := safefile.CreateTemp(func(i int) string {
+	f, tmp, err := safefile.CreateTemp(func(i int) (string, error) {
 		if i == 0 {
-			return filepath.Join(dir, name)
+			return filepath.Join(dir, name), nil
 		}
-		return filepath.Join(dir, name+"."+safefile.RandomHex(8))
+		suffix, err := safefile.RandomHex(8)
+		return filepath.Join(dir, name+"."+suffix), err
 	}, os.O_WRONLY, fileMode)
 	if err != nil {
 		return "", fmt.Errorf("create temp %s in %s: %w", name, dir, err)

@@ -1,10 +1,11 @@
 package reserve
 
 import (
-	"crypto/rand"
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/randbytes"
 )
 
 // maxRunIDLen bounds a run id: it becomes a file name (plus ".lease").
@@ -14,7 +15,7 @@ const maxRunIDLen = 128
 // lowercase Crockford base32 (48 bits of Unix milliseconds, 80 random
 // bits).
 func NewRunID(now time.Time) (string, error) {
-	return newRunID(now, rand.Reader)
+	return newRunID(now, randbytes.Reader)
 }
 
 // newRunID is NewRunID with its entropy source. A ULID is written here

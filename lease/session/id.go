@@ -1,9 +1,10 @@
 package session
 
 import (
-	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+
+	"github.com/leasewrap/leasewrap/internal/randbytes"
 )
 
 // ID is a session id: a UUID in its canonical lowercase hyphenated form
@@ -33,8 +34,8 @@ func MustParseID(s string) ID {
 // NewID returns a fresh random (version 4) session id.
 func NewID() ID {
 	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(fmt.Sprintf("session: crypto/rand: %v", err))
+	if err := randbytes.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("session: new id: %v", err))
 	}
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80

@@ -39,11 +39,12 @@ func writeOwnerRecord(path string, o *Owner) (*os.File, error) {
 		return nil, err
 	}
 	seedTmp := tempPath(path, o.LeaseToken)
-	f, tmp, err := safefile.CreateTemp(func(i int) string {
+	f, tmp, err := safefile.CreateTemp(func(i int) (string, error) {
 		if i == 0 {
-			return seedTmp
+			return seedTmp, nil
 		}
-		return seedTmp + "." + safefile.RandomHex(8)
+		suffix, err := safefile.RandomHex(8)
+		return seedTmp + "." + suffix, err
 	}, os.O_RDWR, 0o666)
 	if err != nil {
 		return nil, &IOError{Op: "create owner record", Path: seedTmp, Err: err}
