@@ -16,6 +16,12 @@ import (
 
 // NewLogger builds the one logger of the process from the global flags.
 func NewLogger(c *Globals, w io.Writer) *slog.Logger {
+	return newLogger(c, resolveFormat(c.LogFormat, w), w)
+}
+
+// newLogger is NewLogger with the format already resolved ("json",
+// "tint" or "text").
+func newLogger(c *Globals, format string, w io.Writer) *slog.Logger {
 	level := slog.LevelInfo
 	switch c.LogLevel {
 	case "debug":
@@ -31,7 +37,7 @@ func NewLogger(c *Globals, w io.Writer) *slog.Logger {
 		// the loss of a lease and failures are errors.
 		level = slog.LevelError
 	}
-	return slog.New(newHandler(resolveFormat(c.LogFormat, w), w, level))
+	return slog.New(newHandler(format, w, level))
 }
 
 // newHandler is the one handler of a resolved format ("json", "tint" or

@@ -35,7 +35,16 @@ func Main(model any, g *Globals, description, version string, args []string, std
 	if format == "" {
 		format = os.Getenv("LEASEWRAP_LOG_FORMAT")
 	}
-	errOut := ErrorSink(format, stderr)
+	// One terminal check (an ioctl) for the process's lines, not one per
+	// handler: "auto" resolves the same way every time.
+	auto := resolveFormat("auto", stderr)
+	resolve := func(f string) string {
+		if f == "" || f == "auto" {
+			return auto
+		}
+		return f
+	}
+	errOut := ErrorSink(resolve(format), stderr)
 	parser, err := kong.New(model, append([]kong.Option{
 		kong.Name("leasewrap"),
 		kong.Description(description),
@@ -68,7 +77,7 @@ func Main(model any, g *Globals, description, version string, args []string, std
 				kctx = pe.Context // Parse returns no context on error
 			}
 			if pe != nil && pe.Context != nil {
-				errOut = ErrorSink(format, stderr, verbAttrs(pe.Context)...)
+				errOut = ErrorSink(resolve(format), stderr, verbAttrs(pe.Context)...)
 			}
 			msg := perr.Error()
 			if verb := verbPath(kctx); verb != "" && !strings.HasPrefix(msg, verb+":") {
@@ -80,18 +89,18 @@ func Main(model any, g *Globals, description, version string, args []string, std
 			// its --metrics-file (outcome error), unless that is the flag
 			// refused.
 			if !errors.Is(perr, errMetricsFile) {
-				finishObserving(kctx, start, perr, code, NewLogger(g, stderr))
+				finishObserving(kctx, start, perr, code, newLogger(g, resolve(g.LogFormat), stderr))
 			}
 			return
 		}
-		logger := NewLogger(g, stderr)
+		logger := newLogger(g, resolve(g.LogFormat), stderr)
 		kctx.BindTo(context.Background(), (*context.Context)(nil))
 		kctx.Bind(logger)
-		errOut = ErrorSink(g.LogFormat, stderr)
+		errOut = ErrorSink(resolve(g.LogFormat), stderr)
 		out := &outputWriter{w: stdout}
 		kctx.Bind(IO{Out: out, Err: errOut})
 		err := outputFailed(kctx.Run(), UsageCode(kctx) == AdminError, out)
-		code = ExitCode(err, quietSink(g.Quiet, err, ErrorSink(g.LogFormat, stderr, verbAttrs(kctx)...)))
+		code = ExitCode(err, quietSink(g.Quiet, err, ErrorSink(resolve(g.LogFormat), stderr, verbAttrs(kctx)...)))
 		finishObserving(kctx, start, err, code, logger) // --metrics-file
 	}()
 	return code
