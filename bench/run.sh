@@ -47,6 +47,11 @@ $GO build -o "$out/lwbench" ./bench/lwbench
 gobuild "$out/empty" -trimpath -ldflags '-s -w' ./bench/startup/empty
 gobuild "$out/kong2" -trimpath -ldflags '-s -w' ./bench/startup/kong2
 gobuild "$out/gorun" -trimpath -ldflags '-s -w' ./bench/startup/gorun
+# Each kind's floor: its protocol work through leasewrap's lease package in
+# the smallest Go program that forwards signals (bench/startup/floor).
+for k in flock claim session reserve; do
+  gobuild "$out/floor$k" -trimpath -ldflags '-s -w' ./bench/startup/floor$k
+done
 
 # The seeds' drivers, release builds (the harnesses' own sources and offline
 # crate registry; see .ci/rust-harnesses.sh).
@@ -62,7 +67,7 @@ if bash .ci/rust-harnesses.sh >&2; then
 fi
 
 n=${BENCH_N:-200}
-args=(-bin "$bin" -empty "$out/empty" -kong2 "$out/kong2" -gorun "$out/gorun" -n "$n" "${seedargs[@]}")
+args=(-bin "$bin" -empty "$out/empty" -kong2 "$out/kong2" -gorun "$out/gorun" -floors "$out" -n "$n" "${seedargs[@]}")
 if [ -n "${BENCH_SECTIONS:-}" ]; then
   args+=(-sections "$BENCH_SECTIONS")
 fi

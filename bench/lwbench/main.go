@@ -5,7 +5,7 @@
 //
 // Usage (see bench/run.sh, which builds leasewrap and this driver):
 //
-//	lwbench -bin bin/leasewrap -empty EMPTY -kong2 KONG2 -gorun GORUN [-claimrs C -reservers R -seedrs S] [-n 200] [-sections startup,seeds,overhead,...]
+//	lwbench -bin bin/leasewrap -empty EMPTY -kong2 KONG2 -gorun GORUN [-claimrs C -reservers R -seedrs S -floors DIR] [-n 200] [-sections startup,seeds,overhead,...]
 package main
 
 import (
@@ -96,6 +96,8 @@ func main() {
 	gorun := flag.String("gorun", "", "static program that runs its arguments as a child (bench/startup/gorun)")
 	compare := flag.String("compare", "", "another leasewrap binary (e.g. a build of the previous commit) whose run verbs the start-up section measures in the same rounds")
 	var sb seedBins
+	var fb floorBins
+	flag.StringVar(&fb.dir, "floors", "", "directory of the floor programs floorflock, floorclaim, floorsession, floorreserve (bench/startup/floor*) for the seeds section")
 	flag.StringVar(&sb.claimrs, "claimrs", "", "the claims seed's driver (lease/claim/testdata/claimcheck, release build) for the seeds section")
 	flag.StringVar(&sb.reservers, "reservers", "", "the reservation seed's driver (lease/reserve/testdata/reservecheck, release build)")
 	flag.StringVar(&sb.seedrs, "seedrs", "", "the session seed's driver (lease/session/testdata/seedcheck, release build)")
@@ -141,7 +143,7 @@ func main() {
 		case "startup":
 			startup(e)
 		case "seeds":
-			seeds(e, sb)
+			seeds(e, sb, fb)
 		case "overhead":
 			overhead(e)
 		case "handover":
