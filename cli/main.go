@@ -114,6 +114,8 @@ func Main(model any, g *Globals, description, version string, args []string, std
 // its tests call with other arguments and streams.
 func Exec(realMain func(args []string, stdout, stderr io.Writer) int) {
 	supervisor.Gate()
-	CatchSIGPIPE()
+	if !ScanArgs(os.Args[1:]).PrintsOnly() {
+		CatchSIGPIPE()
+	}
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -38,6 +39,23 @@ func TestAdminVerbsOnAClosedStdout(t *testing.T) {
 		t.Logf("RESULT %s | readable: exit %d | closed stdout: exit %d | %s", name, open.code, closed.code, firstLine(closed.err))
 		if closed.code != 2 || !strings.Contains(closed.err, "standard output") {
 			t.Errorf("%s on a closed stdout: want 2 naming standard output, have %v", name, closed)
+		}
+	}
+}
+
+// TestPrintOnlyOnAClosedStdout: --version and --help only print, so they
+// do not catch SIGPIPE (cli.Args.PrintsOnly: catching it starts the
+// runtime's signal-mask thread, a third of --version's cost over an empty
+// Go program) and end as any filter does when its reader is gone, of
+// SIGPIPE. (Every other invocation catches it: the admin verbs above exit
+// 2; a run verb's broken stderr is cmd/leasewrap's
+// TestBrokenStderrDoesNotStopSupervision.)
+func TestPrintOnlyOnAClosedStdout(t *testing.T) {
+	e := newEnv(t)
+	for _, args := range [][]string{{"--version"}, {"claim", "--help"}} {
+		closed := closedStdout(t, e, args...)
+		if closed.signal != syscall.SIGPIPE {
+			t.Errorf("leasewrap %s on a closed stdout: want death by SIGPIPE, have %v", strings.Join(args, " "), closed)
 		}
 	}
 }

@@ -65,13 +65,17 @@ there, 2 usage or error.`
 
 func main() {
 	supervisor.Gate() // never returns when this process is an exec gate or a job guard
-	cli.CatchSIGPIPE()
 	if served, err := dispatch(os.Args[1:]); served {
 		// lock and once live in leasewrap-etcd, kube in leasewrap-kube, so
 		// their clients' start-up never reaches the local kinds: the
-		// sibling was exec'd in place.
+		// sibling was exec'd in place (it catches SIGPIPE itself; an exec
+		// resets what we catch).
 		// Only a failed exec returns: 127 missing, 126 not executable.
+		cli.CatchSIGPIPE()
 		os.Exit(cli.ExitCode(siblingExecError(err), cli.ErrorSink(cli.LogFormat(os.Args[1:], os.Getenv), os.Stderr)))
+	}
+	if !cli.ScanArgs(os.Args[1:]).PrintsOnly() {
+		cli.CatchSIGPIPE()
 	}
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
