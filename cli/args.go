@@ -66,3 +66,10 @@ func (a Args) Kind() string {
 // gone, and catching it costs the Go runtime's signal-mask thread, about
 // a third of what --version costs beyond an empty Go program.
 func (a Args) PrintsOnly() bool { return a.Help || a.Version }
+
+// RunsCommand tells whether the command line names a verb that runs a
+// command under a lease (every kind's run, session maintain) and asks for
+// no help or version: the process will supervise a child.
+func (a Args) RunsCommand() bool {
+	return !a.PrintsOnly() && len(a.Words) == 2 && (a.Words[1] == "run" || a.Words[1] == "maintain")
+}

@@ -109,13 +109,12 @@ func Main(model any, g *Globals, description, version string, args []string, std
 // Exec is the whole main of an executable whose command line is one kong
 // tree (leasewrap-etcd, leasewrap-kube): it serves the supervisor's helper
 // roles (supervisor.Gate never returns in an exec gate or a job guard),
-// catches SIGPIPE, and exits with realMain's status for the process's
-// arguments and standard streams. realMain is the executable's own, which
+// prepares the standard streams (Streams: SIGPIPE caught for a run verb,
+// EPIPE for an admin verb) and exits with realMain's status for the
+// process's arguments and those streams. realMain is the executable's own, which
 // its tests call with other arguments and streams.
 func Exec(realMain func(args []string, stdout, stderr io.Writer) int) {
 	supervisor.Gate()
-	if !ScanArgs(os.Args[1:]).PrintsOnly() {
-		CatchSIGPIPE()
-	}
-	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
+	stdout, stderr := Streams(os.Args[1:])
+	os.Exit(realMain(os.Args[1:], stdout, stderr))
 }

@@ -74,10 +74,8 @@ func main() {
 		cli.CatchSIGPIPE()
 		os.Exit(cli.ExitCode(siblingExecError(err), cli.ErrorSink(cli.LogFormat(os.Args[1:], os.Getenv), os.Stderr)))
 	}
-	if !cli.ScanArgs(os.Args[1:]).PrintsOnly() {
-		cli.CatchSIGPIPE()
-	}
-	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
+	stdout, stderr := cli.Streams(os.Args[1:]) // SIGPIPE: caught, or EPIPE, or a filter's death
+	os.Exit(realMain(os.Args[1:], stdout, stderr))
 }
 
 // realMain runs leasewrap with args; it returns the exit status.
