@@ -2,7 +2,6 @@ package claim
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 )
@@ -29,11 +28,23 @@ func (c *Claims) heldDetail(key string, r *Record, st State) string {
 		why, ends.UTC().Format(time.RFC3339), ends.Sub(now).Round(time.Second), free)
 }
 
-var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
+// shellSafe reports whether s is non-empty and made only of
+// [A-Za-z0-9_@%+=:,./-], which a POSIX shell takes literally. (A loop, not
+// a regexp: a package-level regexp is compiled at every start of every
+// invocation, 0.06 ms, for a message few runs print.)
+func shellSafe(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("_@%+=:,./-", c) >= 0) {
+			return false
+		}
+	}
+	return s != ""
+}
 
 // shellQuote quotes s for a POSIX shell when it needs it.
 func shellQuote(s string) string {
-	if shellSafe.MatchString(s) {
+	if shellSafe(s) {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
