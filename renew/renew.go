@@ -134,6 +134,19 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// Deadline returns what a Keeper made with c for a lease last renewed (or
+// acquired) by an attempt that began at lastOK would use, with c's
+// defaults applied: its fencing deadline (the zero Time for a lease
+// without TTL) and the period between its renewals. It lets a caller
+// judge the timing of a lease it has not started keeping yet.
+func (c Config) Deadline(lastOK time.Time) (fence time.Time, period time.Duration) {
+	d := c.withDefaults()
+	if d.TTL > 0 {
+		fence = d.fence(lastOK)
+	}
+	return fence, d.Period
+}
+
 // Keeper keeps one lease alive. Its fencing deadline is a timer of its
 // own on the monotonic clock: a Renew call that never returns (a stalled
 // disk, a dead NFS server, a partition) cannot postpone it.

@@ -260,3 +260,31 @@ func TestRenewContextEndsAtTheFence(t *testing.T) {
 		t.Fatal("want at least one renewal attempt")
 	}
 }
+
+// Deadline tells what a Keeper made with the same Config and start would
+// use: its fence (with the default margin) and its period (TTL/3 by
+// default), and no fence for a lease without TTL.
+func TestDeadlineIsTheKeepersTiming(t *testing.T) {
+	noop := func(context.Context) error { return nil }
+	at := time.Now()
+	for _, c := range []Config{
+		{Renew: noop, TTL: time.Minute},
+		{Renew: noop, TTL: time.Minute, Period: 5 * time.Second, Grace: 10 * time.Second, Margin: 2 * time.Second},
+		{Renew: noop},
+	} {
+		k, err := New(c, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fence, period := c.Deadline(at)
+		if !fence.Equal(k.Fence()) {
+			t.Errorf("%+v: Deadline's fence %v, the Keeper's %v", c, fence, k.Fence())
+		}
+		if want := c.withDefaults().Period; period != want {
+			t.Errorf("%+v: Deadline's period %v, want %v", c, period, want)
+		}
+	}
+	if fence, period := (Config{Renew: noop, TTL: time.Minute}).Deadline(at); fence.Sub(at) != time.Minute-3*time.Second || period != 20*time.Second {
+		t.Errorf("TTL 1m: fence %v after the start, period %v; want 57s (margin max(1s, TTL/20)) and 20s", fence.Sub(at), period)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/leasewrap/leasewrap/lease"
-	"github.com/leasewrap/leasewrap/renew"
 )
 
 // checkStartMargin refuses to start a job under ls, acquired by an attempt
@@ -21,15 +20,12 @@ func (c *Config) checkStartMargin(ls lease.Lease, at time.Time) error {
 	if ttl <= 0 {
 		return nil
 	}
-	k, err := renew.New(c.renewConfig(ttl, func(context.Context) error { return nil }), at)
-	if err != nil {
+	rc := c.renewConfig(ttl, func(context.Context) error { return nil })
+	if rc.Validate() != nil {
 		return nil // ValidateTiming reports it
 	}
-	period := c.RenewPeriod
-	if period == 0 {
-		period = ttl / 3
-	}
-	if left := time.Until(k.Fence()); left < period {
+	fence, period := rc.Deadline(at)
+	if left := time.Until(fence); left < period {
 		return &lateStartError{took: time.Since(at), left: left, period: period}
 	}
 	return nil
