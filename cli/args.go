@@ -61,15 +61,7 @@ func (a Args) Kind() string {
 }
 
 // PrintsOnly tells a command line that only prints, help or the version:
-// kong prints and exits. Such a process need not catch SIGPIPE
-// (CatchSIGPIPE): like any filter it may die of it when its reader has
-// gone, and catching it costs the Go runtime's signal-mask thread, about
-// a third of what --version costs beyond an empty Go program.
+// kong prints and exits. Such a process writes to fds 1 and 2 themselves
+// (Streams) and, like any filter, may die of SIGPIPE when its reader has
+// gone.
 func (a Args) PrintsOnly() bool { return a.Help || a.Version }
-
-// RunsCommand tells whether the command line names a verb that runs a
-// command under a lease (every kind's run, session maintain) and asks for
-// no help or version: the process will supervise a child.
-func (a Args) RunsCommand() bool {
-	return !a.PrintsOnly() && len(a.Words) == 2 && (a.Words[1] == "run" || a.Words[1] == "maintain")
-}

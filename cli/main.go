@@ -109,8 +109,8 @@ func Main(model any, g *Globals, description, version string, args []string, std
 // Exec is the whole main of an executable whose command line is one kong
 // tree (leasewrap-etcd, leasewrap-kube): it serves the supervisor's helper
 // roles (supervisor.Gate never returns in an exec gate or a job guard),
-// prepares the standard streams (Streams: SIGPIPE caught for a run verb,
-// EPIPE for an admin verb) and exits with realMain's status for the
+// prepares the standard streams (Streams: a write to a reader that has
+// gone fails with EPIPE) and exits with realMain's status for the
 // process's arguments and those streams. realMain is the executable's own, which
 // its tests call with other arguments and streams.
 func Exec(realMain func(args []string, stdout, stderr io.Writer) int) {

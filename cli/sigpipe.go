@@ -2,46 +2,32 @@ package cli
 
 import (
 	"os"
-	"os/signal"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-// CatchSIGPIPE keeps a broken stderr (a log shipper that died, `2>&1 |
-// true`) from killing leasewrap: a failed log write must never stop
-// supervision, or the child runs on unsupervised and its result is never
-// published. SIGPIPE is caught, not ignored, so the child does not inherit
-// an ignored SIGPIPE (caught signals are reset to their default at exec);
-// leasewrap's own writes then fail with EPIPE, which logging discards.
-func CatchSIGPIPE() {
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-}
-
 // Streams returns the standard output and error an invocation with args
-// writes to, prepared so that a reader that has gone (`… | head`, a dead
-// log shipper) ends it only where nothing is lost by that:
+// writes to. A reader that has gone (`… | head`, a dead log shipper) must
+// not end leasewrap where something would be lost by that: a supervisor
+// whose log write fails must go on supervising (or the child runs on
+// unsupervised and its result is never published), and an admin verb
+// must say it could not answer (exit 2).
 //
-//   - help and the version (Args.PrintsOnly) only print: os.Stdout and
-//     os.Stderr as they are, so they die of SIGPIPE as any filter does;
-//   - a verb that runs a command (Args.RunsCommand) catches SIGPIPE
-//     (CatchSIGPIPE): its supervisor registers the signals it forwards
-//     anyway, and the command must not inherit an ignored SIGPIPE;
-//   - every other verb (the admin verbs) gets duplicates of fds 1 and 2,
-//     closed on exec. The Go runtime raises SIGPIPE only for writes to fds
-//     1 and 2 themselves; a write to a duplicate fails with EPIPE, which
-//     the admin contract turns into exit 2. That costs two fcntl calls
-//     where catching SIGPIPE starts the runtime's signal-mask thread (about
-//     0.2 ms of a 4 ms admin verb, docs/PERFORMANCE.md).
+// So every invocation but help and the version writes through
+// close-on-exec duplicates of fds 1 and 2. The Go runtime raises SIGPIPE
+// only for writes to fds 1 and 2 themselves; a write to a duplicate fails
+// with EPIPE, which logging drops and the admin contract turns into exit
+// 2. SIGPIPE itself is neither caught nor ignored, so a command leasewrap
+// starts gets its default disposition, and no signal-mask thread is
+// started for it (catching it cost 0.2 ms of a 4 ms admin verb,
+// docs/PERFORMANCE.md).
 //
-// A descriptor that cannot be duplicated (closed) is returned as it is.
+// Help and the version (Args.PrintsOnly) only print and get os.Stdout
+// and os.Stderr themselves: like any filter they die of SIGPIPE when
+// their reader has gone. A descriptor that cannot be duplicated (closed)
+// is returned as it is.
 func Streams(args []string) (stdout, stderr *os.File) {
-	a := ScanArgs(args)
-	switch {
-	case a.PrintsOnly():
-		return os.Stdout, os.Stderr
-	case a.RunsCommand():
-		CatchSIGPIPE()
+	if ScanArgs(args).PrintsOnly() {
 		return os.Stdout, os.Stderr
 	}
 	return dupStream(os.Stdout), dupStream(os.Stderr)

@@ -7,9 +7,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Streams: an admin verb writes through close-on-exec duplicates of fds 1
-// and 2 (EPIPE, not SIGPIPE, when the reader is gone); help, the version
-// and run verbs use fds 1 and 2 themselves.
+// Streams: admin and run verbs write through close-on-exec duplicates of
+// fds 1 and 2 (EPIPE, not SIGPIPE, when the reader is gone); help and the
+// version use fds 1 and 2 themselves.
 func TestStreams(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -20,8 +20,9 @@ func TestStreams(t *testing.T) {
 		{[]string{"--log-level", "debug", "session", "owners", "sid"}, true},
 		{[]string{"--version"}, false},
 		{[]string{"claim", "run", "--help"}, false},
-		{[]string{"claim", "run", "k", "--", "true"}, false},
-		{[]string{"session", "maintain", "sid", "--", "true"}, false},
+		{[]string{"claim", "run", "k", "--", "true"}, true},
+		{[]string{"session", "maintain", "sid", "--", "true"}, true},
+		{[]string{"lock", "run", "--endpoints", "http://127.0.0.1:1", "x", "--", "true"}, true},
 	} {
 		out, errw := Streams(tc.args)
 		for _, f := range []struct {

@@ -65,16 +65,15 @@ there, 2 usage or error.`
 
 func main() {
 	supervisor.Gate() // never returns when this process is an exec gate or a job guard
+	// A reader that has gone gives EPIPE, not SIGPIPE, unless it only prints.
+	stdout, stderr := cli.Streams(os.Args[1:])
 	if served, err := dispatch(os.Args[1:]); served {
 		// lock and once live in leasewrap-etcd, kube in leasewrap-kube, so
 		// their clients' start-up never reaches the local kinds: the
-		// sibling was exec'd in place (it catches SIGPIPE itself; an exec
-		// resets what we catch).
+		// sibling was exec'd in place (the duplicates close on exec).
 		// Only a failed exec returns: 127 missing, 126 not executable.
-		cli.CatchSIGPIPE()
-		os.Exit(cli.ExitCode(siblingExecError(err), cli.ErrorSink(cli.LogFormat(os.Args[1:], os.Getenv), os.Stderr)))
+		os.Exit(cli.ExitCode(siblingExecError(err), cli.ErrorSink(cli.LogFormat(os.Args[1:], os.Getenv), stderr)))
 	}
-	stdout, stderr := cli.Streams(os.Args[1:]) // SIGPIPE: caught, or EPIPE, or a filter's death
 	os.Exit(realMain(os.Args[1:], stdout, stderr))
 }
 

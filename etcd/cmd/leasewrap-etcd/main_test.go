@@ -27,8 +27,8 @@ func TestMain(m *testing.M) {
 	etcdtest.Serve()
 	jobMain() // the test job, when started as one
 	if os.Getenv(envMain) == "1" {
-		cli.CatchSIGPIPE() // as main does
-		os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
+		stdout, stderr := cli.Streams(os.Args[1:]) // as main does
+		os.Exit(realMain(os.Args[1:], stdout, stderr))
 	}
 	os.Exit(m.Run())
 }
