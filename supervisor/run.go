@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -20,6 +21,10 @@ import (
 // continues the whole job.
 var forwardedSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT,
 	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH, syscall.SIGTSTP, syscall.SIGCONT}
+
+// ForwardedSignals returns the signals Run catches and passes on to the
+// job (a copy); Run also catches SIGCHLD.
+func ForwardedSignals() []os.Signal { return slices.Clone(forwardedSignals) }
 
 // runner is one run in progress: the configuration with its defaults
 // applied, and the state that belongs to the run (the signal channels,

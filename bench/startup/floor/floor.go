@@ -19,17 +19,22 @@ import (
 	"github.com/leasewrap/leasewrap/lease"
 )
 
-// Run registers the signals a supervisor forwards (the same ten as
-// leasewrap's supervisor, with SIGPIPE: os/signal enables each with a
-// round trip to the runtime's signal-mask thread), takes the lease once,
+// Forwarded are the signals Run catches besides SIGCHLD: leasewrap's
+// supervisor.ForwardedSignals, written out so that a floor program does
+// not link the supervisor (TestForwardedIsTheSupervisors keeps them the
+// same).
+var Forwarded = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT,
+	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH, syscall.SIGTSTP, syscall.SIGCONT}
+
+// Run registers the signals a supervisor catches (Forwarded and SIGCHLD,
+// as leasewrap's supervisor does: os/signal enables each with a round
+// trip to the runtime's signal-mask thread), takes the lease once,
 // starts argv (an absolute path) with the lease's descriptor and
 // environment, waits for it, settles the lease with its status and
 // returns the exit code: 75 when held, the recorded code for a replay, 70
 // on an error.
 func Run(l lease.Locker, argv []string) int {
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	signal.Notify(make(chan os.Signal, 8), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT,
-		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH, syscall.SIGTSTP, syscall.SIGCONT)
+	signal.Notify(make(chan os.Signal, 8), Forwarded...)
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGCHLD)
 	ctx := context.Background()
 	ls, err := l.Acquire(ctx)

@@ -4,11 +4,21 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/leasewrap/leasewrap/bench/startup/floor"
 	"github.com/leasewrap/leasewrap/internal/testutil"
+	"github.com/leasewrap/leasewrap/supervisor"
 )
+
+// The floors catch what leasewrap's supervisor catches, no more, no less.
+func TestForwardedIsTheSupervisors(t *testing.T) {
+	if !slices.Equal(floor.Forwarded, supervisor.ForwardedSignals()) {
+		t.Fatalf("floor.Forwarded %v, supervisor.ForwardedSignals %v", floor.Forwarded, supervisor.ForwardedSignals())
+	}
+}
 
 // build compiles the floor program of kind into dir.
 func build(t *testing.T, dir, kind string) string {
