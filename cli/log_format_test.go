@@ -3,13 +3,14 @@ package cli
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 type formatCLI struct {
@@ -50,7 +51,7 @@ func TestMainLogFormatFollowsStderr(t *testing.T) {
 			var stderr *os.File
 			var read func() string
 			if tc.tty {
-				master, slave := openPTY(t)
+				master, slave := testutil.OpenPTY(t)
 				stderr = slave
 				read = func() string { return readPTY(t, master) }
 			} else {
@@ -86,29 +87,6 @@ func TestMainLogFormatFollowsStderr(t *testing.T) {
 			}
 		})
 	}
-}
-
-// openPTY returns a new pseudo-terminal's master and slave.
-func openPTY(t *testing.T) (master, slave *os.File) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatalf("a pseudo-terminal is needed: %v", err)
-	}
-	t.Cleanup(func() { m.Close() })
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return m, s
 }
 
 // readPTY returns what was written to the terminal (Main has returned:

@@ -13,37 +13,15 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/leasewrap/leasewrap/internal/procstat"
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
-
-// openPTY returns a new pseudo-terminal's master and slave.
-func openPTY(t *testing.T) (master, slave *os.File) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
-	}
-	t.Cleanup(func() { m.Close() })
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return m, s
-}
 
 // ^Z at the terminal stops the job; leasewrap then takes the terminal back
 // and stops itself, as a shell expects of its job. SIGCONT (fg) hands the
 // terminal to the job again and continues it, and the job finishes.
 func TestJobControlStopAndContinueUnderATerminal(t *testing.T) {
 	dir := t.TempDir()
-	master, slave := openPTY(t)
+	master, slave := testutil.OpenPTY(t)
 	ready := filepath.Join(dir, "ready")
 	// One long sleep, not a loop of short ones: a ^Z that lands while the
 	// shell is between vfork and exec stops the vfork child while the
