@@ -252,3 +252,19 @@ func treeRSSKB(pid int, skipJob bool) int {
 	}
 	return total
 }
+
+// waitJobs waits up to d until n jobs have started and returns the log.
+func waitJobs(t *testing.T, path string, n int, d time.Duration) *jobLog {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		h := readJobLog(t, path)
+		if len(h.jobs) >= n {
+			return h
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d jobs started within %v, want %d", len(h.jobs), d, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

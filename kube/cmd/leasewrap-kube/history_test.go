@@ -84,22 +84,6 @@ func readJobLog(t *testing.T, path string) *jobLog {
 	return h
 }
 
-// waitJobs waits up to d until n jobs have started and returns the log.
-func waitJobs(t *testing.T, path string, n int, d time.Duration) *jobLog {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		h := readJobLog(t, path)
-		if len(h.jobs) >= n {
-			return h
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d jobs started within %v, want %d", len(h.jobs), d, n)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // check verifies the guarded writes (the counter equals the number of
 // writes logged, their values are 1..n, and in value order their fences
 // never go down: no write with a stale fence went through), that no two
