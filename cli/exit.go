@@ -16,11 +16,12 @@ import (
 // through untouched; these are the codes leasewrap itself uses. They follow
 // sysexits.h where one fits.
 const (
-	ExitUsage    = 64 // EX_USAGE: bad flags or arguments
-	ExitRefused  = 65 // EX_DATAERR: a record leasewrap will not touch (corrupt, foreign, newer schema, unverifiable)
-	ExitInternal = 70 // EX_SOFTWARE: internal or I/O error
-	ExitConflict = 75 // EX_TEMPFAIL: held by another, or not acquired within --wait
-	ExitLost     = 76 // the lease was lost while the child ran
+	ExitUsage    = 64  // EX_USAGE: bad flags or arguments
+	ExitRefused  = 65  // EX_DATAERR: a record leasewrap will not touch (corrupt, foreign, newer schema, unverifiable)
+	ExitInternal = 70  // EX_SOFTWARE: internal or I/O error
+	ExitConflict = 75  // EX_TEMPFAIL: held by another, or not acquired within --wait
+	ExitLost     = 76  // the lease was lost while the child ran
+	ExitTimeout  = 124 // the job ran past --timeout and was stopped (timeout(1)'s code)
 
 	// A command that cannot run: supervisor.ExecError's Code, decided by
 	// Resolve and the exec itself, the only places a start fails that way.
@@ -64,6 +65,8 @@ func RunExitCode(res supervisor.Result, conflictCode int) int {
 		return conflictCode
 	case supervisor.Lost:
 		return ExitLost
+	case supervisor.TimedOut:
+		return ExitTimeout
 	case supervisor.Aborted:
 		return 128 + int(res.Signal)
 	}

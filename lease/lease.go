@@ -191,3 +191,12 @@ func DiesWithLeasewrap(ls Lease, anchored bool) bool {
 	}
 	return true
 }
+
+// LossCause is an optional capability of a Lease whose Done channel can
+// close: once Done is closed, LossCause says why the kind saw the lease
+// lost (matching ErrLost), for example "rewritten by another (holder now
+// \"b\")". The supervisor reports it instead of a generic reason; nil
+// means the kind does not know.
+type LossCause interface {
+	LossCause() error
+}

@@ -31,9 +31,14 @@ const (
 	// PreStepFailed: the pre-step (Config.Pre) exited with ExitCode, not
 	// 0; the command never ran and its lease was not taken.
 	PreStepFailed
+	// TimedOut: the command ran past Config.Timeout and its job was
+	// stopped (stop signal, then SIGKILL after the kill grace); the lease
+	// was settled after the job was over. ExitCode is the command's own
+	// status; leasewrap exits 124, as timeout(1) does.
+	TimedOut
 )
 
-var outcomeNames = [...]string{Ran: "ran", Replayed: "replayed", Conflict: "conflict", Lost: "lost", Aborted: "aborted", PreStepFailed: "pre-step failed"}
+var outcomeNames = [...]string{Ran: "ran", Replayed: "replayed", Conflict: "conflict", Lost: "lost", Aborted: "aborted", PreStepFailed: "pre-step failed", TimedOut: "timed out"}
 
 func (o Outcome) String() string {
 	if int(o) < len(outcomeNames) && outcomeNames[o] != "" {
