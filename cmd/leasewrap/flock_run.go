@@ -30,8 +30,9 @@ From flock(1):  flock -n PATH CMD      is  leasewrap flock run PATH -- CMD
                 flock -E 0 -n PATH CMD is  leasewrap flock run PATH --conflict-exit-code 0 -- CMD
 Differences: a held lock exits 75 (flock(1): 1); PATH must be a regular file
 (a symlink, directory, FIFO, device or second hard link at PATH is refused,
-where flock(1) follows or locks it); a waiter reacts to a release within
-milliseconds as flock(1) does, by watching the file, not by blocking.
+where flock(1) follows or locks it). A waiter blocks in flock(2) as
+flock(1) -w does, so it takes the lock the moment the holder closes or
+unlocks (flock -u) it.
 
 Examples:
   leasewrap flock run /var/lock/backup.lock -- ./backup.sh
