@@ -121,5 +121,6 @@ func (c *runCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	// plays the job guard (both call supervisor.Gate first) without
 	// client-go's memory; "" uses this executable.
 	cfg.HelperExe = cli.Beside("leasewrap")
+	cli.TrimWhenStarted(&cfg) // a sidecar: little resident while it renews
 	return c.Supervise(ctx, cfg)
 }
