@@ -27,6 +27,21 @@ func processesWith(marker string) []int {
 	return pids
 }
 
+// giveUp makes a waiter give up: once it waits, sig (0: its --wait runs
+// out) ends it. It returns its exit code, 128+N for a death by signal N.
+func giveUp(t *testing.T, waiter *proc, sig syscall.Signal) int {
+	t.Helper()
+	waitFor(t, "the waiter to wait", func() bool { return strings.Contains(waiter.stderr.String(), "lease held; waiting") })
+	if sig != 0 {
+		waiter.Cmd.Process.Signal(sig)
+	}
+	have := waiter.wait(t)
+	if ws := waiter.Cmd.ProcessState.Sys().(syscall.WaitStatus); ws.Signaled() {
+		have = 128 + int(ws.Signal())
+	}
+	return have
+}
+
 // TestClaimWaiterHandsOverToItsWaitingChild: a claim waiter starts its
 // command stopped while the claim is held and keeps it stopped (it never
 // runs: the marker file stays absent) until the holder lets go; then the
@@ -80,15 +95,7 @@ func TestClaimWaiterGivingUpRunsNothing(t *testing.T) {
 				holder := startLW(t, env, "claim", "run", "job", "--root", root, "--anchor", anchor, "--", "sh", "-c", holdUntil(ready, gone))
 				waitFor(t, "the holder's child", func() bool { return exists(ready) })
 				waiter := startLW(t, env, "claim", "run", "job", "--root", root, "--anchor", anchor, "--wait", tc.wait, "--", "touch", ran)
-				waitFor(t, "the waiter to wait", func() bool { return strings.Contains(waiter.stderr.String(), "lease held; waiting") })
-				if tc.sig != 0 {
-					waiter.Cmd.Process.Signal(tc.sig)
-				}
-				have := waiter.wait(t)
-				if tc.sig == syscall.SIGKILL {
-					have = 128 + int(waiter.Cmd.ProcessState.Sys().(syscall.WaitStatus).Signal())
-				}
-				if have != tc.want {
+				if have := giveUp(t, waiter, tc.sig); have != tc.want {
 					t.Fatalf("waiter: want %d, have %d\n%s", tc.want, have, &waiter.stderr)
 				}
 				waitFor(t, "the waiter's stopped child to be gone", func() bool { return len(processesWith(ran)) == 0 })

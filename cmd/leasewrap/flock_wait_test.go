@@ -115,15 +115,7 @@ func TestFlockWaitGivingUpLeavesNothing(t *testing.T) {
 			shellHolder(t, lock, release, ready, released, gone, "flock -u 9")
 			ran := filepath.Join(dir, "ran")
 			waiter := startLW(t, nil, "flock", "run", lock, "--wait", tc.wait, "--", "touch", ran)
-			waitFor(t, "the waiter to wait", func() bool { return strings.Contains(waiter.stderr.String(), "lease held; waiting") })
-			if tc.sig != 0 {
-				waiter.Cmd.Process.Signal(tc.sig)
-			}
-			have := waiter.wait(t)
-			if tc.sig == syscall.SIGKILL {
-				have = 128 + int(waiter.Cmd.ProcessState.Sys().(syscall.WaitStatus).Signal())
-			}
-			if have != tc.want {
+			if have := giveUp(t, waiter, tc.sig); have != tc.want {
 				t.Fatalf("waiter: want %d, have %d\n%s", tc.want, have, &waiter.stderr)
 			}
 			os.WriteFile(release, nil, 0o644)
