@@ -55,19 +55,19 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
-// TestDefaultsAccepted: the kind's defaults (15 s lease, 5 s kill grace,
-// TTL/3 renewals) pass the timing check that leasewrap's own 10 s kill
-// grace fails; an explicit --kill-grace is kept.
+// TestDefaultsAccepted: the kind's defaults (15 s lease, kill grace a
+// third of it, TTL/3 renewals) pass the timing check that leasewrap's
+// 10 s kill grace fails.
 func TestDefaultsAccepted(t *testing.T) {
 	c := &runCmd{}
-	c.Name, c.RequestTimeout, c.Skew, c.TTL = "x", defaultKillGrace, defaultKillGrace, 15e9
-	c.KillGrace, c.ConflictExitCode = 10e9, 75
+	c.Name, c.RequestTimeout, c.Skew, c.TTL = "x", 5e9, 5e9, 15e9
+	c.ConflictExitCode = 75
 	c.Command = []string{"--", "true"}
-	if err := c.Validate(nil); err != nil {
+	if err := c.Validate(); err != nil {
 		t.Fatalf("defaults refused: %v", err)
 	}
-	if c.KillGrace != defaultKillGrace {
-		t.Fatalf("want the kind's kill grace %v without --kill-grace, have %v", defaultKillGrace, c.KillGrace)
+	if c.KillGrace != 5e9 {
+		t.Fatalf("want the kill grace 5s (a third of 15s) without --kill-grace, have %v", c.KillGrace)
 	}
 }
 
@@ -111,7 +111,7 @@ func TestNamespaceDefaults(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("KUBECONFIG", tc.env)
-			f := objectFlags{Name: "x", Kubeconfig: tc.kubeconfig, Namespace: tc.flag, RequestTimeout: defaultKillGrace}
+			f := objectFlags{Name: "x", Kubeconfig: tc.kubeconfig, Namespace: tc.flag, RequestTimeout: 5e9}
 			_, ns, err := f.connect()
 			if err != nil {
 				t.Fatal(err)
