@@ -164,3 +164,20 @@ func TestUnavailableIsNotTheWaitRunningOut(t *testing.T) {
 		})
 	}
 }
+
+// TestKubeHelpStatesItsDefaults (issue 23.4): kube run --help states the
+// smallest TTL it takes and shows no fixed 10s kill grace (its default is
+// a third of the TTL: 5s for the default 15s).
+func TestKubeHelpStatesItsDefaults(t *testing.T) {
+	bin := kubetest.Build(t, "./cmd/leasewrap-kube")
+	_, out := lwRun(t, bin, 30*time.Second, "kube", "run", "--help")
+	flat := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{"at least 4s with the default --kill-grace and --renew-every", "2s with --kill-grace 0s", "a third of the lease's TTL, at most 10s", "5s for the default 15s", "--take-coordinated"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("kube run --help does not say %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "--kill-grace=10s") {
+		t.Errorf("kube run --help shows --kill-grace=10s:\n%s", out)
+	}
+}

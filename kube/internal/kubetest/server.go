@@ -89,6 +89,14 @@ func FeatureGates(gates string) Option {
 	return func(s *Server) { s.extraArgs = append(s.extraArgs, "--feature-gates="+gates) }
 }
 
+// RuntimeConfig starts the API server with --runtime-config=apis, for
+// example "coordination.k8s.io/v1beta1=true" (the LeaseCandidate API,
+// which the CoordinatedLeaderElection gate's controller lists: without
+// it the server never turns ready).
+func RuntimeConfig(apis string) Option {
+	return func(s *Server) { s.extraArgs = append(s.extraArgs, "--runtime-config="+apis) }
+}
+
 // Start starts etcd and kube-apiserver (changed by opts), waits until the API server is
 // ready, creates Namespace with the runner's Role and RoleBinding, and
 // stops both processes when the test ends. It skips the test when a
