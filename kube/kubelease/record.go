@@ -201,6 +201,8 @@ func lossReason(cur, ours coordv1.LeaseSpec) error {
 	switch {
 	case deref(cur.Strategy) != "" && deref(cur.Strategy) != deref(ours.Strategy):
 		return &CoordinatedError{Strategy: string(deref(cur.Strategy)), PreferredHolder: deref(cur.PreferredHolder)}
+	case deref(cur.HolderIdentity) == "":
+		return errors.New("released by another writer (no holder now)")
 	case deref(cur.HolderIdentity) != deref(ours.HolderIdentity):
 		return fmt.Errorf("rewritten by another (holder now %s)", holderName(cur))
 	case deref(cur.LeaseDurationSeconds) != deref(ours.LeaseDurationSeconds):
