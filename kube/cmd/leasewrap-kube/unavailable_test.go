@@ -58,35 +58,11 @@ func silentServer(t *testing.T) string {
 // credentials come from an exec plugin running script.
 func writeExecKubeconfig(t *testing.T, server, script string) string {
 	t.Helper()
-	dir := t.TempDir()
-	plugin := filepath.Join(dir, "cred-plugin")
+	plugin := filepath.Join(t.TempDir(), "cred-plugin")
 	if err := os.WriteFile(plugin, []byte("#!/bin/sh\n"+script+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(dir, "kubeconfig")
-	body := `apiVersion: v1
-kind: Config
-clusters:
-- name: c
-  cluster:
-    server: ` + server + `
-    insecure-skip-tls-verify: true
-users:
-- name: u
-  user:
-    exec:
-      apiVersion: client.authentication.k8s.io/v1
-      command: ` + plugin + `
-      interactiveMode: Never
-contexts:
-- name: ctx
-  context: {cluster: c, user: u, namespace: jobs}
-current-context: ctx
-`
-	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return writeKubeconfigUser(t, server, "jobs", "exec:\n  apiVersion: client.authentication.k8s.io/v1\n  command: "+plugin+"\n  interactiveMode: Never")
 }
 
 // TestUnavailableIsNotTheWaitRunningOut (issue 23.5): an API server that

@@ -127,6 +127,12 @@ func TestNamespaceDefaults(t *testing.T) {
 // writeKubeconfig writes a kubeconfig with one cluster at server, a token
 // user and a current context in namespace ns ("" for none).
 func writeKubeconfig(t *testing.T, server, ns string) string {
+	return writeKubeconfigUser(t, server, ns, "token: t")
+}
+
+// writeKubeconfigUser is writeKubeconfig with the user's YAML (indented
+// under user:, one level) given.
+func writeKubeconfigUser(t *testing.T, server, ns, user string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "kubeconfig")
 	nsLine := ""
@@ -143,7 +149,7 @@ clusters:
 users:
 - name: u
   user:
-    token: t
+    ` + strings.ReplaceAll(user, "\n", "\n    ") + `
 contexts:
 - name: ctx
   context:
