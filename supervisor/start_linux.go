@@ -15,6 +15,7 @@ import (
 	"github.com/leasewrap/leasewrap/inherit"
 	"github.com/leasewrap/leasewrap/internal/eintr"
 	"github.com/leasewrap/leasewrap/internal/fault"
+	"github.com/leasewrap/leasewrap/lease"
 )
 
 // child is a started child process.
@@ -54,7 +55,7 @@ func (j *job) resolve(dir string, env []string) error {
 		env = os.Environ()
 	}
 	holder := "" // known before acquiring when the locker says it
-	if h, ok := j.locker.(interface{ Holder() string }); ok {
+	if h, ok := j.locker.(lease.Identity); ok {
 		holder = h.Holder()
 	}
 	env = append(env[:len(env):len(env)], inherit.EnvKey+"="+j.locker.Key(), inherit.EnvHolder+"="+holder)
