@@ -1,0 +1,195 @@
+// Package kongdoc describes a kong command tree as plain data (Describe)
+// and writes from that description what must never drift from --help:
+// man pages (Man) and bash, zsh and fish completions (Bash, Zsh, Fish).
+// The executables that serve some of leasewrap's kinds (leasewrap-etcd,
+// leasewrap-kube) describe their own trees; Graft puts their kinds into
+// leasewrap's. Nothing here runs on a run verb's path: it is reached by
+// `leasewrap completion` and `leasewrap gendocs` only, and has no
+// package-level state to initialise.
+package kongdoc
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/alecthomas/kong"
+)
+
+// Node is a command: the program itself, a kind or a verb.
+type Node struct {
+	Name     string  `json:"name"`
+	Help     string  `json:"help,omitempty"`
+	Detail   string  `json:"detail,omitempty"`
+	Group    string  `json:"group,omitempty"`
+	Flags    []Flag  `json:"flags,omitempty"`
+	Args     []Arg   `json:"args,omitempty"`
+	Commands []*Node `json:"commands,omitempty"`
+}
+
+// Flag is a flag of a command.
+type Flag struct {
+	Name        string   `json:"name"`
+	Short       string   `json:"short,omitempty"`
+	Aliases     []string `json:"aliases,omitempty"`
+	Placeholder string   `json:"placeholder,omitempty"` // empty: a boolean flag
+	Help        string   `json:"help,omitempty"`
+	Default     string   `json:"default,omitempty"`
+	Enum        []string `json:"enum,omitempty"`
+	Env         []string `json:"env,omitempty"`
+	Negation    string   `json:"negation,omitempty"` // "no-subreaper" for --no-subreaper
+}
+
+// Arg is a positional argument.
+type Arg struct {
+	Name        string `json:"name"`
+	Help        string `json:"help,omitempty"`
+	Optional    bool   `json:"optional,omitempty"`
+	Passthrough bool   `json:"passthrough,omitempty"` // the command after --
+}
+
+// Describe is the description of the tree under n (kong's model, after
+// kong.New): every command, flag and argument that is not hidden.
+func Describe(n *kong.Node) *Node {
+	d := &Node{Name: n.Name, Help: n.Help, Detail: n.Detail}
+	if n.Group != nil {
+		d.Group = n.Group.Title
+	}
+	for _, f := range n.Flags {
+		if f.Hidden {
+			continue
+		}
+		df := Flag{Name: f.Name, Aliases: f.Aliases, Help: f.Help, Default: f.Default, Env: f.Envs}
+		if f.Tag != nil && f.Tag.Negatable != "" {
+			df.Negation = f.Tag.Negatable
+			if df.Negation == "_" { // kong's default: --no-NAME
+				df.Negation = "no-" + f.Name
+			}
+		}
+		if f.Short != 0 {
+			df.Short = string(f.Short)
+		}
+		if !f.IsBool() && !f.IsCounter() {
+			df.Placeholder = f.PlaceHolder
+			if df.Placeholder == "" {
+				df.Placeholder = strings.ToUpper(f.Name)
+			}
+			if f.Enum != "" {
+				df.Enum = f.EnumSlice()
+			}
+		}
+		d.Flags = append(d.Flags, df)
+	}
+	for _, p := range n.Positional {
+		d.Args = append(d.Args, Arg{Name: p.Name, Help: p.Help, Optional: !p.Required, Passthrough: p.Passthrough})
+	}
+	for _, c := range n.Children {
+		if c.Hidden || c.Type != kong.CommandNode {
+			continue
+		}
+		d.Commands = append(d.Commands, Describe(c))
+	}
+	return d
+}
+
+// Command is the child of n called name, or nil.
+func (n *Node) Command(name string) *Node {
+	for _, c := range n.Commands {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// Graft replaces each of n's commands that from also has (a kind served
+// by another executable, listed in n by help-only stubs) with from's,
+// keeping n's group. It returns an error naming a stub verb that from
+// does not have, or a verb of from the stub does not list: the two trees
+// disagree.
+func (n *Node) Graft(from *Node) error {
+	for i, c := range n.Commands {
+		real := from.Command(c.Name)
+		if real == nil {
+			continue
+		}
+		var stub, have []string
+		for _, v := range c.Commands {
+			stub = append(stub, v.Name)
+		}
+		for _, v := range real.Commands {
+			have = append(have, v.Name)
+		}
+		if strings.Join(stub, " ") != strings.Join(have, " ") {
+			return fmt.Errorf("kongdoc: %s lists the verbs %q, its executable has %q", c.Name, stub, have)
+		}
+		g := *real
+		g.Group = c.Group
+		n.Commands[i] = &g
+	}
+	return nil
+}
+
+// Read reads a description written by Write.
+func Read(data []byte) (*Node, error) {
+	var n Node
+	if err := json.Unmarshal(data, &n); err != nil {
+		return nil, fmt.Errorf("kongdoc: %w", err)
+	}
+	return &n, nil
+}
+
+// JSON is n as written to a file: indented, with a final newline.
+func (n *Node) JSON() []byte {
+	b, err := json.MarshalIndent(n, "", "  ")
+	if err != nil {
+		panic(err) // strings, bools and slices of them only
+	}
+	return append(b, '\n')
+}
+
+// Golden compares want (a generated file's bytes) with the file at path
+// and, when update is set, rewrites the file instead. The error says how
+// to regenerate it.
+func Golden(path string, want []byte, update bool, how string) error {
+	if update {
+		return os.WriteFile(path, want, 0o666)
+	}
+	have, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("%w (generate it: %s)", err, how)
+	}
+	if string(have) != string(want) {
+		return fmt.Errorf("%s is stale: the command line changed; regenerate it: %s", path, how)
+	}
+	return nil
+}
+
+// walk calls fn for every command under n, with its words from the root
+// ("" for the root, "flock run" for a verb).
+func (n *Node) walk(path string, fn func(path string, c *Node)) {
+	fn(path, n)
+	for _, c := range n.Commands {
+		p := c.Name
+		if path != "" {
+			p = path + " " + c.Name
+		}
+		c.walk(p, fn)
+	}
+}
+
+// flagWords are the words that spell f on a command line.
+func (f Flag) flagWords() []string {
+	w := []string{"--" + f.Name}
+	for _, a := range f.Aliases {
+		w = append(w, "--"+a)
+	}
+	if f.Negation != "" {
+		w = append(w, "--"+f.Negation)
+	}
+	if f.Short != "" {
+		w = append(w, "-"+f.Short)
+	}
+	return w
+}
