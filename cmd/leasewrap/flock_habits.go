@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/leasewrap/leasewrap/cli"
+)
+
+// flockHabits are flock(1)'s own flags on flock run, with flock(1)'s
+// meaning, so that `flock -n -E 0 PATH` habits carry over: each is mapped
+// onto the run flags (apply). flock(1)'s flags whose meaning leasewrap
+// cannot keep are refused with what to write instead (hidden: they are
+// not leasewrap's).
+type flockHabits struct {
+	Exclusive bool   `short:"x" help:"flock(1)'s -x: an exclusive lock, the default (refused with -s)."`
+	NonBlock  bool   `short:"n" name:"nonblock" help:"flock(1)'s -n: fail at once when the lock is held, the default (--wait 0; refused with --wait or -w)."`
+	Seconds   string `short:"w" name:"wait-seconds" placeholder:"SECONDS" help:"flock(1)'s -w: wait up to SECONDS (a fraction too) for the lock; the same as --wait with s. 0 tries once."`
+	ExitCode  string `short:"E" name:"conflict-exit" placeholder:"CODE" help:"flock(1)'s -E: the exit code when the lock is held or the wait ran out; the same as --conflict-exit-code."`
+
+	CommandString string `short:"c" name:"command-string" hidden:""`
+	Close         bool   `short:"o" name:"close" hidden:""`
+	Unlock        bool   `short:"u" name:"unlock" hidden:""`
+	NoFork        bool   `short:"F" name:"no-fork" hidden:""`
+	Verbose       bool   `name:"verbose" hidden:""`
+}
+
+// apply checks the flock(1) flags and sets the run flags they stand for.
+func (h *flockHabits) apply(shared bool, f *cli.RunFlags) error {
+	switch {
+	case h.CommandString != "":
+		return fmt.Errorf("%w: flock(1)'s -c CMD: leasewrap runs the command after --: leasewrap flock run PATH -- sh -c %s", cli.ErrUsage, strconv.Quote(h.CommandString))
+	case h.Close:
+		return fmt.Errorf("%w: flock(1)'s -o (close the lock before running the command): leasewrap hands the lock to the command on purpose (LEASEWRAP_FD), so that it outlives a killed leasewrap; a command that must not pass it on closes it (exec 3>&-)", cli.ErrUsage)
+	case h.Unlock:
+		return fmt.Errorf("%w: flock(1)'s -u (unlock a descriptor): leasewrap releases the lock when the job ends; there is nothing to unlock", cli.ErrUsage)
+	case h.NoFork:
+		return fmt.Errorf("%w: flock(1)'s -F (exec without forking): leasewrap stays beside the command to forward signals and settle the lock; there is no such mode", cli.ErrUsage)
+	case h.Verbose:
+		return fmt.Errorf("%w: flock(1)'s --verbose: use leasewrap --log-level debug flock run …", cli.ErrUsage)
+	case h.Exclusive && shared:
+		return fmt.Errorf("%w: -x (exclusive) and -s (shared) contradict each other", cli.ErrUsage)
+	}
+	if h.Seconds != "" {
+		secs, err := strconv.ParseFloat(h.Seconds, 64)
+		if err != nil || secs < 0 || math.IsNaN(secs) || secs > (1<<63-1)/float64(time.Second) {
+			return fmt.Errorf("%w: -w %s: want seconds, as flock(1) takes them (30, 0.5); or --wait with a unit (30s, 5m)", cli.ErrUsage, h.Seconds)
+		}
+		if f.Wait != 0 {
+			return fmt.Errorf("%w: -w %s and --wait %v: give one of them", cli.ErrUsage, h.Seconds, f.Wait)
+		}
+		f.Wait = time.Duration(secs * float64(time.Second))
+	}
+	if h.NonBlock && f.Wait != 0 {
+		return fmt.Errorf("%w: -n (fail at once when held) and a wait of %v contradict each other", cli.ErrUsage, f.Wait)
+	}
+	if h.ExitCode != "" {
+		code, err := strconv.Atoi(h.ExitCode)
+		if err != nil || code < 0 || code > 255 {
+			return fmt.Errorf("%w: -E %s: want an exit code, 0..255", cli.ErrUsage, h.ExitCode)
+		}
+		if f.ConflictExitCode != cli.ExitConflict && f.ConflictExitCode != code {
+			return fmt.Errorf("%w: -E %d and --conflict-exit-code %d: give one of them", cli.ErrUsage, code, f.ConflictExitCode)
+		}
+		f.ConflictExitCode = code
+	}
+	return nil
+}
