@@ -105,7 +105,7 @@ func Main(model any, g *Globals, description, version string, args []string, std
 		out := &outputWriter{w: stdout}
 		kctx.Bind(IO{Out: out, Err: errOut})
 		err := outputFailed(kctx.Run(), UsageCode(kctx) == AdminError, out)
-		code = ExitCode(err, quietSink(g.Quiet, err, ErrorSink(resolve(g.LogFormat), stderr, verbAttrs(kctx)...)))
+		code = ExitCode(err, finalSink(g, err, resolve(g.LogFormat), stderr, verbAttrs(kctx)...))
 		finishObserving(kctx, start, err, code, logger) // --metrics-file
 	}()
 	if bare && code == 0 {
