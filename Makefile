@@ -24,9 +24,13 @@ build:
 # race storm, bad inputs) and the fuzz seed corpora, plus the fault-point
 # package under its build tag. The Rust interop harnesses are built first
 # (they skip outside CI when no toolchain is there; see harnesses).
+# The root module's tests run first; then the etcd and kube modules' (the
+# kube tests build a kube-apiserver once: see docs/DEVELOPMENT.md).
 test: harnesses
+	@echo "== the root module (leasewrap, the local kinds)"
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -tags leasewrap_faults ./internal/fault/
+	@$(MAKE) --no-print-directory test-etcd test-kube
 
 # The Rust interop harnesses (the seeds' own code, plus shims where Debian
 # lacks a crate) that the *SeedInterop and serde differential tests run.
@@ -93,14 +97,14 @@ gendocs:
 # the etcd client's start-up cost never reaches the local kinds.
 .PHONY: build-etcd test-etcd stress-etcd interop-etcd demo-etcd bench-etcd idle-etcd
 ETCD_BIN ?= $(dir $(BIN))leasewrap-etcd
-# `make build` and `make test` include the etcd module (extra prerequisites;
-# the recipes above stay as they are).
+# `make build` includes the etcd module (an extra prerequisite), `make test`
+# runs its tests after the root module's.
 build: build-etcd
-test: test-etcd
 build-etcd:
 	cd etcd && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(abspath $(ETCD_BIN)) ./cmd/leasewrap-etcd
 
 test-etcd:
+	@echo "== the etcd module (lock, once: leasewrap-etcd)"
 	cd etcd && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 # The long history check (many wrappers, revokes, pauses, SIGKILLs).
@@ -129,11 +133,11 @@ idle-etcd: build-etcd
 .PHONY: build-kube test-kube
 KUBE_BIN ?= $(dir $(BIN))leasewrap-kube
 build: build-kube
-test: test-kube
 build-kube:
 	cd kube && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(abspath $(KUBE_BIN)) ./cmd/leasewrap-kube
 
 test-kube:
+	@echo "== the kube module (kube: leasewrap-kube, against a real kube-apiserver)"
 	cd kube && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 # The kube kind's tests and benchmark run against a real kube-apiserver
