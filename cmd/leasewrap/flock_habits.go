@@ -13,12 +13,13 @@ import (
 // meaning, so that `flock -n -E 0 PATH` habits carry over: each is mapped
 // onto the run flags (apply). flock(1)'s flags whose meaning leasewrap
 // cannot keep are refused with what to write instead (hidden: they are
-// not leasewrap's).
+// not leasewrap's). The help strings are short: kong parses every tag of
+// the one-verb model on each start, help included.
 type flockHabits struct {
-	Exclusive bool   `short:"x" help:"flock(1)'s -x: an exclusive lock, the default (refused with -s)."`
-	NonBlock  bool   `short:"n" name:"nonblock" help:"flock(1)'s -n: fail at once when the lock is held, the default (--wait 0; refused with --wait or -w)."`
-	Seconds   string `short:"w" name:"wait-seconds" placeholder:"SECONDS" help:"flock(1)'s -w: wait up to SECONDS (a fraction too) for the lock; the same as --wait with s. 0 tries once."`
-	ExitCode  string `short:"E" name:"conflict-exit" placeholder:"CODE" help:"flock(1)'s -E: the exit code when the lock is held or the wait ran out; the same as --conflict-exit-code."`
+	Exclusive bool   `short:"x" help:"flock(1)'s -x: exclusive, the default."`
+	NonBlock  bool   `short:"n" name:"nonblock" help:"flock(1)'s -n: try once, the default."`
+	Seconds   string `short:"w" name:"wait-seconds" placeholder:"SECONDS" help:"flock(1)'s -w: --wait in seconds."`
+	ExitCode  string `short:"E" name:"conflict-exit" placeholder:"CODE" help:"flock(1)'s -E: --conflict-exit-code."`
 
 	CommandString string `short:"c" name:"command-string" hidden:""`
 	Close         bool   `short:"o" name:"close" hidden:""`
