@@ -147,9 +147,8 @@ func TestManPagesRender(t *testing.T) {
 // completionCase is a command line being completed (the last word is
 // the cursor's) and candidates the completion must offer, or must not.
 type completionCase struct {
-	line       []string
-	want, not  []string
-	fileOrNone bool // a plain argument: the shell's own file names
+	line      []string
+	want, not []string
 }
 
 var completionCases = []completionCase{

@@ -26,19 +26,7 @@ func Bash(root *Node, name string) []byte {
 	}
 	b.WriteString("\t*) REPLY= ;;\n\tesac\n}\n\n")
 	// Whether a flag takes a value at a path; REPLY its values if an enum.
-	fmt.Fprintf(&b, "%s_value() {\n\tREPLY=\n\tcase $1 in\n", fn)
-	for _, e := range table(root) {
-		v := e.valued()
-		if len(v) == 0 {
-			continue
-		}
-		fmt.Fprintf(&b, "\t%s)\n\t\tcase $2 in\n", sq(e.path))
-		for _, f := range e.enums() {
-			fmt.Fprintf(&b, "\t\t%s) REPLY=%s ;;\n", strings.Join(f.flagWords(), "|"), sq(strings.Join(f.Enum, " ")))
-		}
-		fmt.Fprintf(&b, "\t\t%s) ;;\n\t\t*) return 1 ;;\n\t\tesac ;;\n", strings.Join(v, "|"))
-	}
-	b.WriteString("\t*) return 1 ;;\n\tesac\n}\n\n")
+	valueFunc(&b, root, fn, "REPLY=", func(f Flag) string { return "REPLY=" + sq(strings.Join(f.Enum, " ")) })
 	fmt.Fprintf(&b, `%[1]s() {
 	local cur=${COMP_WORDS[COMP_CWORD]} path= value= after=0 cmdat=0 w i REPLY
 	for ((i = 1; i < COMP_CWORD; i++)); do

@@ -1,6 +1,9 @@
 package kongdoc
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // A completion script is the same small algorithm in each shell's own
 // language, over tables generated from the description:
@@ -93,4 +96,23 @@ func oneLine(s string) string {
 		s = s[:i+1]
 	}
 	return s
+}
+
+// valueFunc writes the sh function FN_value PATH FLAG (bash and zsh): it
+// fails unless FLAG takes a value at PATH, and sets the reply (reset
+// first) to its enum's values, given by enum.
+func valueFunc(b *strings.Builder, root *Node, fn, reset string, enum func(Flag) string) {
+	fmt.Fprintf(b, "%s_value() {\n\t%s\n\tcase $1 in\n", fn, reset)
+	for _, e := range table(root) {
+		v := e.valued()
+		if len(v) == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "\t%s)\n\t\tcase $2 in\n", sq(e.path))
+		for _, f := range e.enums() {
+			fmt.Fprintf(b, "\t\t%s) %s ;;\n", strings.Join(f.flagWords(), "|"), enum(f))
+		}
+		fmt.Fprintf(b, "\t\t%s) ;;\n\t\t*) return 1 ;;\n\t\tesac ;;\n", strings.Join(v, "|"))
+	}
+	b.WriteString("\t*) return 1 ;;\n\tesac\n}\n\n")
 }

@@ -11,6 +11,7 @@ package kongdoc
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -166,17 +167,16 @@ func Golden(path string, want []byte, update bool, how string) error {
 	return nil
 }
 
-// walk calls fn for every command under n, with its words from the root
-// ("" for the root, "flock run" for a verb).
-func (n *Node) walk(path string, fn func(path string, c *Node)) {
-	fn(path, n)
-	for _, c := range n.Commands {
-		p := c.Name
-		if path != "" {
-			p = path + " " + c.Name
-		}
-		c.walk(p, fn)
+// CheckDescription describes model (a kong root struct) as the executable
+// name builds it and compares that with the description at path (Golden);
+// with $LEASEWRAP_UPDATE_DOCS=1 it rewrites the file (make gendocs).
+func CheckDescription(model any, name, description, version, path string) error {
+	k, err := kong.New(model, kong.Name(name), kong.Description(description),
+		kong.Vars{"version": version}, kong.Writers(io.Discard, io.Discard))
+	if err != nil {
+		return err
 	}
+	return Golden(path, Describe(k.Model.Node).JSON(), os.Getenv("LEASEWRAP_UPDATE_DOCS") == "1", "make gendocs")
 }
 
 // flagWords are the words that spell f on a command line.

@@ -36,23 +36,13 @@ func Zsh(root *Node, name string) []byte {
 		fmt.Fprintf(&b, "\t%s) reply=(%s) ;;\n", sq(e.path), strings.Join(items, " "))
 	}
 	b.WriteString("\t*) reply=() ;;\n\tesac\n}\n\n")
-	fmt.Fprintf(&b, "%s_value() {\n\treply=()\n\tcase $1 in\n", fn)
-	for _, e := range table(root) {
-		v := e.valued()
-		if len(v) == 0 {
-			continue
+	valueFunc(&b, root, fn, "reply=()", func(f Flag) string {
+		var vals []string
+		for _, x := range f.Enum {
+			vals = append(vals, sq(x))
 		}
-		fmt.Fprintf(&b, "\t%s)\n\t\tcase $2 in\n", sq(e.path))
-		for _, f := range e.enums() {
-			var vals []string
-			for _, x := range f.Enum {
-				vals = append(vals, sq(x))
-			}
-			fmt.Fprintf(&b, "\t\t%s) reply=(%s) ;;\n", strings.Join(f.flagWords(), "|"), strings.Join(vals, " "))
-		}
-		fmt.Fprintf(&b, "\t\t%s) ;;\n\t\t*) return 1 ;;\n\t\tesac ;;\n", strings.Join(v, "|"))
-	}
-	b.WriteString("\t*) return 1 ;;\n\tesac\n}\n\n")
+		return "reply=(" + strings.Join(vals, " ") + ")"
+	})
 	fmt.Fprintf(&b, `# %[1]s_state reads $words before $CURRENT: it sets what to offer
 # (commands, flags, values, files, or wrapped from the index of the wrapped
 # command) and reply.
