@@ -1,0 +1,37 @@
+package kongdoc
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestGraftRefusesDisagreeingVerbs(t *testing.T) {
+	stub := &Node{Name: "leasewrap", Commands: []*Node{{Name: "kube", Group: "g", Commands: []*Node{{Name: "run"}, {Name: "holder"}}}}}
+	real := &Node{Name: "leasewrap-kube", Commands: []*Node{{Name: "kube", Help: "real", Commands: []*Node{{Name: "run", Flags: []Flag{{Name: "namespace"}}}, {Name: "holder"}}}}}
+	if err := stub.Graft(real); err != nil {
+		t.Fatal(err)
+	}
+	k := stub.Command("kube")
+	if k.Help != "real" || k.Group != "g" || len(k.Command("run").Flags) != 1 {
+		t.Errorf("want the sibling's kind in the stub's group, have %+v", k)
+	}
+	real.Commands[0].Commands = append(real.Commands[0].Commands, &Node{Name: "new"})
+	stub = &Node{Commands: []*Node{{Name: "kube", Commands: []*Node{{Name: "run"}, {Name: "holder"}}}}}
+	if err := stub.Graft(real); err == nil || !strings.Contains(err.Error(), "new") {
+		t.Errorf("want an error naming the verb the stub lacks, have %v", err)
+	}
+}
+
+func TestRoff(t *testing.T) {
+	for in, want := range map[string]string{
+		"--wait":      `\-\-wait`,
+		`a\b`:         `a\eb`,
+		".starts":     `\&.starts`,
+		"'quote":      `\&'quote`,
+		"plain text.": "plain text.",
+	} {
+		if have := roff(in); have != want {
+			t.Errorf("roff(%q): want %q, have %q", in, want, have)
+		}
+	}
+}
