@@ -26,6 +26,10 @@ type kind struct {
 	// verbs are the one-verb models of leasewrap's own verbs, by verb
 	// (model.go); a verb missing here is parsed with its kind's tree.
 	verbs map[string]func() (any, *cli.Globals)
+	// refuse, when set, sees the arguments of a command line of this kind
+	// (and its verb) before anything parses them: for foreign flags that
+	// are refused with what to write instead, without a kong flag each.
+	refuse func(verb string, args []string) error
 }
 
 // The headings of --help's command list.
@@ -47,7 +51,7 @@ var (
 // pages and completions (internal/kongdoc, gendocs_test.go) all come from
 // it: adding a kind is one row here.
 var kinds = []kind{
-	{name: "flock", group: groupLocal, cmd: func() any { return &flockCmd{} }, verbs: flockVerbs,
+	{name: "flock", group: groupLocal, cmd: func() any { return &flockCmd{} }, verbs: flockVerbs, refuse: flockRefusals,
 		help: "A flock(2) on a file, the lock flock(1) takes: the simplest kind, one host."},
 	{name: "claim", group: groupLocal, cmd: func() any { return &claimCmd{} }, verbs: claimVerbs,
 		help: "Work claims: a lock file with PID + TTL liveness (fno claims protocol)."},

@@ -72,6 +72,13 @@ func main() {
 // realMain runs leasewrap with args; it returns the exit status.
 func realMain(args []string, stdout, stderr io.Writer) int {
 	args = cli.HelpArgs(args)
+	if a := cli.ScanArgs(args); len(a.Words) == 2 && !a.Help {
+		if k := kindNamed(a.Words[0]); k != nil && k.refuse != nil {
+			if err := k.refuse(a.Words[1], args); err != nil {
+				return cli.ExitCode(err, cli.ErrorSink(cli.LogFormat(args, os.Getenv), stderr))
+			}
+		}
+	}
 	c, g, opts := model(args)
 	if _, ok := c.(helpless); ok {
 		// kong interpolates the description and every help string (a
