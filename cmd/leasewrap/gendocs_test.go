@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -208,6 +209,44 @@ func TestCompletionZsh(t *testing.T) {
 			"local what wrapped; local -a reply; _leasewrap_state\n" +
 			"if [[ $what == wrapped ]]; then print -rl -- ${(k)commands[(I)${words[CURRENT]}*]}; else print -rl -- ${(M)${reply%%:*}:#${words[CURRENT]}*}; fi\n"
 		checkCandidates(t, "zsh", tc, runShell(t, "zsh", "-f", "-c", prog))
+	}
+}
+
+// TestCompletionZshInteractive types TAB after a command line in an
+// interactive zsh (on a pseudo-terminal, zsh/zpty) whose compinit found
+// _leasewrap in $fpath, and reads the line zsh completed it to.
+func TestCompletionZshInteractive(t *testing.T) {
+	script := completionScript(t, "zsh")
+	dir := t.TempDir()
+	b, _ := os.ReadFile(script)
+	if err := os.WriteFile(filepath.Join(dir, "_leasewrap"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ansi := regexp.MustCompile(`\x1b\[[0-9;?]*[a-zA-Z]|[\x00-\x08\r]`)
+	for _, tc := range []struct{ typed, want string }{
+		{"leasewrap fl", "leasewrap flock "},
+		{"leasewrap kube run --namesp", "leasewrap kube run --namespace "},
+		{"leasewrap flock run --log-format j", "leasewrap flock run --log-format json "},
+		{"leasewrap -q claim run k --anchor pt", "leasewrap -q claim run k --anchor ptrace "},
+	} {
+		// Reads what the terminal shows for at most 10 s, until the
+		// completed line is there.
+		drive := `setopt extendedglob; zmodload zsh/zpty
+zpty z zsh -f -i
+zpty -w z 'fpath=(` + shellQuote(dir) + ` $fpath); autoload -U compinit; compinit -u -D; PS1="> "'
+zpty -w -n z ` + shellQuote(tc.typed) + `$'\t'
+all=
+for i in {1..100}; do
+	sleep 0.1
+	while zpty -r -t z out; do all+=$out; done
+	[[ ${all//$'\e'\[[0-9;?]#[a-zA-Z]/} == *` + shellQuote(tc.want) + `* ]] && break
+done
+zpty -d z
+print -r -- "$all"`
+		out := ansi.ReplaceAllString(runShell(t, "zsh", "-f", "-c", drive), "")
+		if !strings.Contains(out, tc.want) {
+			t.Errorf("zsh: %q then TAB: want %q on the line, have:\n%q", tc.typed, tc.want, out)
+		}
 	}
 }
 
