@@ -38,9 +38,13 @@ func manRoot(root *Node, name string) []byte {
 	b.WriteString(".SH COMMANDS\n")
 	group := ""
 	for _, k := range root.Commands {
-		if k.Group != group && k.Group != "" {
+		if k.Group != group {
 			group = k.Group
-			fmt.Fprintf(&b, ".SS %s\n", quoted(group))
+			title := group
+			if title == "" {
+				title = "Other commands"
+			}
+			fmt.Fprintf(&b, ".SS %s\n", quoted(title))
 		}
 		if len(k.Commands) == 0 {
 			fmt.Fprintf(&b, ".TP\n.B %s %s\n%s\n", roff(name), roff(k.Name), roff(k.Help))
