@@ -128,7 +128,11 @@ func (c *siblingVerbCmd) Run() error {
 	if served, err := dispatch(os.Args[1:]); served {
 		return siblingExecError(err)
 	}
-	return fmt.Errorf("this verb is served by another executable; run it directly: leasewrap-etcd or leasewrap-kube %s", strings.Join(os.Args[1:], " "))
+	exe := "its executable"
+	if k := kindNamed(cli.ScanArgs(os.Args[1:]).Kind()); k != nil && k.sibling != nil {
+		exe = k.sibling.exe
+	}
+	return fmt.Errorf("this verb is served by %s; run it directly: %s %s", exe, exe, strings.Join(os.Args[1:], " "))
 }
 
 // helpCmd is `leasewrap help [KIND [VERB]]`. cli.HelpArgs turns it into
