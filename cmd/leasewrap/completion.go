@@ -111,12 +111,16 @@ func describeLeasewrap() (*kongdoc.Node, error) {
 		return nil, err
 	}
 	root := kongdoc.Describe(k.Model.Node)
+	shared, err := kongdoc.VerbFlags(&cli.RunVerbShape{})
+	if err != nil {
+		return nil, err
+	}
 	for _, m := range [][]byte{etcdModel, kubeModel} {
 		sib, err := kongdoc.Read(m)
 		if err != nil {
 			return nil, err
 		}
-		if err := root.Graft(sib); err != nil {
+		if err := root.Graft(sib, shared); err != nil {
 			return nil, err
 		}
 	}

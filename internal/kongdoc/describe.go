@@ -27,6 +27,9 @@ type Node struct {
 	Flags    []Flag  `json:"flags,omitempty"`
 	Args     []Arg   `json:"args,omitempty"`
 	Commands []*Node `json:"commands,omitempty"`
+	// Shared: the verb also takes the flags every run verb shares, left
+	// out of Flags in a sibling's description (Strip) and put back by Graft.
+	Shared bool `json:"shared_flags,omitempty"`
 }
 
 // Flag is a flag of a command.
@@ -106,10 +109,10 @@ func (n *Node) Command(name string) *Node {
 
 // Graft replaces each of n's commands that from also has (a kind served
 // by another executable, listed in n by help-only stubs) with from's,
-// keeping n's group. It returns an error naming a stub verb that from
-// does not have, or a verb of from the stub does not list: the two trees
-// disagree.
-func (n *Node) Graft(from *Node) error {
+// keeping n's group, and gives from's verbs marked Shared the shared flags
+// back. It returns an error naming a stub verb that from does not have, or
+// a verb of from the stub does not list: the two trees disagree.
+func (n *Node) Graft(from *Node, shared []Flag) error {
 	for i, c := range n.Commands {
 		real := from.Command(c.Name)
 		if real == nil {
@@ -127,9 +130,67 @@ func (n *Node) Graft(from *Node) error {
 		}
 		g := *real
 		g.Group = c.Group
+		g.Commands = nil
+		for _, v := range real.Commands {
+			w := *v
+			if w.Shared {
+				w.Flags = append(append([]Flag(nil), w.Flags...), shared...)
+				w.Shared = false
+			}
+			g.Commands = append(g.Commands, &w)
+		}
 		n.Commands[i] = &g
 	}
 	return nil
+}
+
+// Strip leaves out of n what a sibling's description need not carry: the
+// program's own flags (leasewrap has the same) and, in every verb that has
+// all of them, the shared flags (the verb is marked Shared instead).
+func (n *Node) Strip(shared []Flag) {
+	n.Flags = nil
+	names := map[string]bool{}
+	for _, f := range shared {
+		names[f.Name] = true
+	}
+	var strip func(c *Node)
+	strip = func(c *Node) {
+		have := 0
+		for _, f := range c.Flags {
+			if names[f.Name] {
+				have++
+			}
+		}
+		if len(names) > 0 && have == len(names) {
+			var own []Flag
+			for _, f := range c.Flags {
+				if !names[f.Name] {
+					own = append(own, f)
+				}
+			}
+			c.Flags, c.Shared = own, true
+		}
+		for _, cc := range c.Commands {
+			strip(cc)
+		}
+	}
+	for _, c := range n.Commands {
+		strip(c)
+	}
+}
+
+// VerbFlags are the flags of the one verb of shape, a kong root struct
+// with a single command (cli.RunVerbShape: the shared run flags).
+func VerbFlags(shape any) ([]Flag, error) {
+	k, err := kong.New(shape, kong.Writers(io.Discard, io.Discard))
+	if err != nil {
+		return nil, err
+	}
+	d := Describe(k.Model.Node)
+	if len(d.Commands) != 1 {
+		return nil, fmt.Errorf("kongdoc: want a shape of one verb, have %d", len(d.Commands))
+	}
+	return d.Commands[0].Flags, nil
 }
 
 // Read reads a description written by Write.
@@ -168,15 +229,22 @@ func Golden(path string, want []byte, update bool, how string) error {
 }
 
 // CheckDescription describes model (a kong root struct) as the executable
-// name builds it and compares that with the description at path (Golden);
+// name builds it, without the flags shape's verb shares with every run
+// verb (Strip), and compares that with the description at path (Golden);
 // with $LEASEWRAP_UPDATE_DOCS=1 it rewrites the file (make gendocs).
-func CheckDescription(model any, name, description, version, path string) error {
+func CheckDescription(model any, name, description, version, path string, shape any) error {
 	k, err := kong.New(model, kong.Name(name), kong.Description(description),
 		kong.Vars{"version": version}, kong.Writers(io.Discard, io.Discard))
 	if err != nil {
 		return err
 	}
-	return Golden(path, Describe(k.Model.Node).JSON(), os.Getenv("LEASEWRAP_UPDATE_DOCS") == "1", "make gendocs")
+	shared, err := VerbFlags(shape)
+	if err != nil {
+		return err
+	}
+	d := Describe(k.Model.Node)
+	d.Strip(shared)
+	return Golden(path, d.JSON(), os.Getenv("LEASEWRAP_UPDATE_DOCS") == "1", "make gendocs")
 }
 
 // flagWords are the words that spell f on a command line.

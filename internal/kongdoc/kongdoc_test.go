@@ -8,7 +8,7 @@ import (
 func TestGraftRefusesDisagreeingVerbs(t *testing.T) {
 	stub := &Node{Name: "leasewrap", Commands: []*Node{{Name: "kube", Group: "g", Commands: []*Node{{Name: "run"}, {Name: "holder"}}}}}
 	real := &Node{Name: "leasewrap-kube", Commands: []*Node{{Name: "kube", Help: "real", Commands: []*Node{{Name: "run", Flags: []Flag{{Name: "namespace"}}}, {Name: "holder"}}}}}
-	if err := stub.Graft(real); err != nil {
+	if err := stub.Graft(real, nil); err != nil {
 		t.Fatal(err)
 	}
 	k := stub.Command("kube")
@@ -17,7 +17,7 @@ func TestGraftRefusesDisagreeingVerbs(t *testing.T) {
 	}
 	real.Commands[0].Commands = append(real.Commands[0].Commands, &Node{Name: "new"})
 	stub = &Node{Commands: []*Node{{Name: "kube", Commands: []*Node{{Name: "run"}, {Name: "holder"}}}}}
-	if err := stub.Graft(real); err == nil || !strings.Contains(err.Error(), "new") {
+	if err := stub.Graft(real, nil); err == nil || !strings.Contains(err.Error(), "new") {
 		t.Errorf("want an error naming the verb the stub lacks, have %v", err)
 	}
 }
