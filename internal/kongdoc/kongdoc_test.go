@@ -35,3 +35,26 @@ func TestRoff(t *testing.T) {
 		}
 	}
 }
+
+func TestStripAndGraftPutTheSharedFlagsBack(t *testing.T) {
+	shared := []Flag{{Name: "wait", Placeholder: "WAIT"}, {Name: "kill-grace", Placeholder: "KILL-GRACE"}}
+	sib := &Node{Name: "leasewrap-kube", Flags: []Flag{{Name: "quiet"}}, Commands: []*Node{{Name: "kube", Commands: []*Node{
+		{Name: "run", Flags: []Flag{{Name: "namespace", Placeholder: "NS"}, {Name: "wait", Placeholder: "WAIT"}, {Name: "kill-grace", Placeholder: "KILL-GRACE"}}},
+		{Name: "holder", Flags: []Flag{{Name: "namespace", Placeholder: "NS"}}},
+	}}}}
+	sib.Strip(shared)
+	run, holder := sib.Commands[0].Commands[0], sib.Commands[0].Commands[1]
+	if sib.Flags != nil || !run.Shared || len(run.Flags) != 1 || holder.Shared || len(holder.Flags) != 1 {
+		t.Fatalf("want the program's flags and run's shared flags left out, have %+v %+v %+v", sib.Flags, run, holder)
+	}
+	lw := &Node{Name: "leasewrap", Commands: []*Node{{Name: "kube", Commands: []*Node{{Name: "run"}, {Name: "holder"}}}}}
+	if err := lw.Graft(sib, shared); err != nil {
+		t.Fatal(err)
+	}
+	if have := lw.Command("kube").Command("run").Flags; len(have) != 3 || have[1].Name != "wait" {
+		t.Errorf("want run's own flag and the shared ones, have %+v", have)
+	}
+	if len(lw.Command("kube").Command("holder").Flags) != 1 {
+		t.Errorf("want holder without the shared flags")
+	}
+}
