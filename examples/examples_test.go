@@ -66,7 +66,7 @@ func TestDemo(t *testing.T) {
 		"third flock wrapper ran after the holder exited", "flock(1) -n got the lock once every wrapper was done",
 		"child.sh: holding flock", "second wrapper exited 75", "third wrapper ran after the holder exited", `{"key":"build:nightly","state":"free"}`,
 		"retry exited 0 (replayed)", "fd 3 is locked", "done: every lease was settled",
-		`leasewrap_runs_total{kind="claim",key="metrics:demo",outcome="ran"} 2`, `leasewrap_last_exit_code{kind="claim",key="metrics:demo"} 3`} {
+		`leasewrap_runs_total{name="demo",kind="claim",outcome="success"} 1`, `leasewrap_runs_total{name="demo",kind="claim",outcome="failure"} 1`, `leasewrap_last_run_exit_code{name="demo",kind="claim"} 3`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("want %q in the demo's output:\n%s", want, out)
 		}

@@ -15,7 +15,8 @@
 // Prometheus and node_exporter use, so the two cannot drift apart. The
 // endpoint is a small read-only HTTP/1.1 server on package net (Server).
 //
-// Not guaranteed: a textfile shared by two runs at the same moment keeps
-// the last writer's view (each write is atomic, the read-modify-write of
-// the counters is not locked); give each job its own file.
+// Textfile is the pure part of a --metrics-file update (the previous
+// content in, the new content out); the caller serializes updates of a
+// file among processes (cli takes a flock on its directory) and decides
+// whether the previous file is leasewrap's own to carry over.
 package metrics

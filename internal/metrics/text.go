@@ -65,15 +65,18 @@ func Write(w io.Writer, families []Family) error {
 	return bw.Flush()
 }
 
+// The format's escapes, built once (a Replacer builds its tables on first
+// use: per call it was most of a large textfile's update).
+var (
+	helpEscaper  = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
+	labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+)
+
 // escapeHelp escapes a HELP text: backslash and newline (the format's rule).
-func escapeHelp(s string) string {
-	return strings.NewReplacer(`\`, `\\`, "\n", `\n`).Replace(s)
-}
+func escapeHelp(s string) string { return helpEscaper.Replace(s) }
 
 // escapeLabel escapes a label value: backslash, double quote and newline.
-func escapeLabel(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
-}
+func escapeLabel(s string) string { return labelEscaper.Replace(s) }
 
 // formatValue is a sample value as Prometheus writes it (+Inf, -Inf, NaN).
 func formatValue(v float64) string {
