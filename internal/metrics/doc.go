@@ -8,7 +8,8 @@
 // standard library. The Prometheus project's Go packages are not linked:
 // prometheus/client_golang adds about 4.6 MB and 65 package inits
 // (≈2 ms, a third more, to every `leasewrap --version` measured on the
-// development machine) and net/http another 1.5 MB and 40 inits, a cost
+// development machine) and net/http's server another 3.7 MB and 54 inits
+// (+0.6 ms a start, bench/httpcost.sh), a cost
 // every cron fire of the local kinds would pay whether or not it asked for
 // metrics. The format is small and written here (Family.Write), and the
 // tests parse every output with prometheus/common/expfmt, the parser

@@ -100,7 +100,8 @@ func (l *Live) Released() {
 	l.held = false
 }
 
-// Healthy is /healthz: leasewrap runs and has not lost its lease.
+// Healthy reports that the lease was not lost (/healthz says which in its
+// body; its status is the process's liveness, 200 either way).
 func (l *Live) Healthy() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
