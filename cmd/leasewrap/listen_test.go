@@ -153,6 +153,10 @@ func TestListenHealthUnderLoad(t *testing.T) {
 	p := startLW(t, nil, "flock", "run", filepath.Join(dir, "job.lock"), "--listen", "127.0.0.1:0", "--", "sh", "-c", holdUntil(ready, gone)+"; exit 7")
 	addr := listenAddr(t, p)
 	waitFor(t, "child ready", func() bool { return exists(ready) })
+	// A flock has no TTL: its look at the lock is a check, not a renewal.
+	if _, body := testutil.Get(addr, "/metrics"); !strings.Contains(body, "leasewrap_lease_checks_total{") || strings.Contains(body, "leasewrap_renewals_total") {
+		t.Fatalf("a flock's /metrics: want checks, no renewals:\n%s", body)
+	}
 	probe := func(phase string) time.Duration {
 		t.Helper()
 		var worst time.Duration
