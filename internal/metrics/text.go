@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -89,15 +88,4 @@ func formatValue(v float64) string {
 		return "NaN"
 	}
 	return strconv.FormatFloat(v, 'g', -1, 64)
-}
-
-// labelsKey is a canonical form of a label set, for maps.
-func labelsKey(ls []Label) string {
-	s := slices.Clone(ls)
-	slices.SortFunc(s, func(a, b Label) int { return strings.Compare(a.Name, b.Name) })
-	var b strings.Builder
-	for _, l := range s {
-		b.WriteString(l.Name + "=" + strconv.Quote(l.Value) + ",")
-	}
-	return b.String()
 }
