@@ -125,13 +125,20 @@ func TestMetricsFileCountsRunsAndSkips(t *testing.T) {
 }
 
 // TestMetricsFileSerialRunsLoseNoCount: 40 runs of one flock lease,
-// strictly one after another, each with a job of 0 ms: 40 counted.
+// started at once with --wait, so the lease makes them strictly one after
+// another, each with a job of 0 ms: 40 counted. (Each run updates the file
+// after it let go of the lease, while the next one already runs: before
+// the update was serialized, 19 and 21 of 40 were counted.)
 func TestMetricsFileSerialRunsLoseNoCount(t *testing.T) {
 	dir := t.TempDir()
 	mf := filepath.Join(dir, "job.prom")
 	const n = 40
-	for i := range n {
-		if have, p := runLW(t, nil, "-q", "flock", "run", filepath.Join(dir, "job.lock"), "--metrics-file", mf, "--", "true"); have != 0 {
+	var ps []*proc
+	for range n {
+		ps = append(ps, startLW(t, nil, "-q", "flock", "run", filepath.Join(dir, "job.lock"), "--wait", "2m", "--metrics-file", mf, "--", "true"))
+	}
+	for i, p := range ps {
+		if have := p.wait(t); have != 0 {
 			t.Fatalf("run %d: want 0, have %d\n%s", i, have, &p.stderr)
 		}
 	}
