@@ -273,7 +273,8 @@ func finishRun(kctx *kong.Context, start time.Time, err error, code int, logger 
 		r.Outcome = metrics.OutcomeError // refused before its lease was built
 	}
 	if r.Name == "" {
-		logger.Error("metrics file not updated: no command to name the series after; give --metrics-name", "metrics_file", f.MetricsFile)
+		// A command line refused before it named a command (its own
+		// error line says so): nothing names the series.
 		return
 	}
 	if werr := writeMetricsFile(f.MetricsFile, r); werr != nil {
