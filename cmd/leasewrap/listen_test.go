@@ -188,6 +188,10 @@ func TestListenHealthUnderLoad(t *testing.T) {
 	t.Logf("a flood: slowest probe %v", probe("a flood"))
 	t.Logf("the flood opened %d connections", <-flooded)
 
+	// The lease was looked after throughout: no check failed.
+	if _, body := testutil.Get(addr, "/metrics"); !strings.Contains(body, `leasewrap_lease_checks_total{kind="flock",key="`+filepath.Join(dir, "job.lock")+`",result="error"} 0`+"\n") {
+		t.Errorf("after the load: want no failed lease check:\n%s", body)
+	}
 	hwm := vmHWM(t, p.Cmd.Process.Pid)
 	t.Logf("leasewrap's peak RSS (VmHWM): %d KiB", hwm)
 	if hwm > 64<<10 {
