@@ -255,7 +255,7 @@ func parseTextfile(prev []byte) (map[string]*job, []string, error) {
 	}
 	first, _, _ := strings.Cut(string(prev), "\n")
 	if first != Marker {
-		return nil, nil, &CorruptError{Line: 1, Text: first, Why: "no leasewrap marker line (" + Marker[:30] + "…)"}
+		return nil, nil, &CorruptError{Line: 1, Text: first, Why: "no leasewrap marker line first (a textfile of a leasewrap older than the marker: remove it once)"}
 	}
 	samples, err := parse(prev)
 	if err != nil {
