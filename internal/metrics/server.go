@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/textproto"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,16 +24,15 @@ import (
 // reads nothing but a request head of at most MaxRequestHead bytes, which
 // must arrive complete within HeadTimeout; it answers with Connection:
 // close. It keeps at most MaxConns connections: a new one beyond that
-// closes the oldest, if that one has had MinConnLife to send its head (a
-// probe sends its head at once and is answered in microseconds, so the
-// oldest is a slow or idle client, never a probe); only when every one of
-// them is younger than that is the new one closed unanswered (more than
-// MaxConns connections within MinConnLife). No connection is ever
-// answered "busy", and /healthz is 200 while leasewrap runs. Accept errors that pass
-// (out of descriptors, an aborted handshake) are retried with a back-off
-// of at most a second, never the end of the endpoint. So its memory is
-// bounded by MaxConns (a goroutine and a 1 KiB read buffer each) whatever
-// the load: docs/METRICS.md gives the measurement.
+// closes the oldest (a probe sends its head at once and is answered in
+// microseconds, so the oldest is a slow or idle client, or one already
+// gone), and the accept loop then yields, so that the connections just
+// accepted read their heads before more are accepted. No connection is
+// ever answered "busy", and /healthz is 200 while leasewrap runs. Accept
+// errors that pass (out of descriptors, an aborted handshake) are retried
+// with a back-off of at most a second, never the end of the endpoint. So
+// its memory is bounded by MaxConns (a goroutine and a 1 KiB read buffer
+// each) whatever the load: docs/METRICS.md gives the measurement.
 //
 // It is written on package net rather than net/http so that leasewrap
 // links no HTTP stack for runs that do not ask for --listen (see the
@@ -56,14 +56,7 @@ const (
 	HeadTimeout    = 2 * time.Second // for the whole request head
 	WriteTimeout   = 2 * time.Second // for the whole answer
 	MaxConns       = 1024
-	MinConnLife    = 250 * time.Millisecond
 )
-
-// conn is an open connection and when it was accepted.
-type conn struct {
-	net.Conn
-	at time.Time
-}
 
 // ListenAddr is the address --listen ADDR means: a bare port is loopback
 // (127.0.0.1:PORT); anything else is taken as given (":PORT" is every
@@ -121,21 +114,18 @@ func (s *Server) Serve(ln net.Listener) error {
 			c.Close()
 			continue
 		}
-		now := time.Now()
-		if s.order.Len() >= MaxConns {
+		full := s.order.Len() >= MaxConns
+		if full {
+			// The oldest goes (its goroutine sees its read fail): a
+			// slow or idle client, or one already gone, never the one
+			// just accepted, which may be a probe.
 			oldest := s.order.Front()
-			o := oldest.Value.(conn)
-			if now.Sub(o.at) < MinConnLife {
-				s.mu.Unlock()
-				c.Close() // a flood that holds what it opens: this one goes
-				continue
-			}
-			// The oldest goes: its goroutine sees its read fail.
+			o := oldest.Value.(net.Conn)
 			o.Close()
-			delete(s.conns, o.Conn)
+			delete(s.conns, o)
 			s.order.Remove(oldest)
 		}
-		s.conns[c] = s.order.PushBack(conn{c, now})
+		s.conns[c] = s.order.PushBack(c)
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go func() { // joined by Serve (wg) and ended by Close (conn closed)
@@ -149,6 +139,12 @@ func (s *Server) Serve(ln net.Listener) error {
 			s.mu.Unlock()
 			c.Close()
 		}()
+		if full {
+			// Under pressure, let the connections accepted so far read
+			// their heads before more are accepted: a probe is answered
+			// long before MaxConns newer connections could push it out.
+			runtime.Gosched()
+		}
 	}
 }
 
