@@ -70,6 +70,7 @@ type jobHold struct {
 // --job cgroup the cgroup is created now (none: an error before anything
 // is acquired); with auto at the first start (create).
 func (c *Config) holdJob(log *slog.Logger) (*jobHold, error) {
+	reserveThreads() // while the lease is acquired (limits_linux.go)
 	h := &jobHold{}
 	if outer, ok := outerGroup(os.Getenv(JobEnv)); ok {
 		h.joined = true
@@ -279,6 +280,7 @@ func (h *jobHold) String() string {
 // close removes the job's cgroup once the job is over; one that still has
 // members (LeaveStrays) is left for the next leasewrap there to sweep.
 func (h *jobHold) close(log *slog.Logger) {
+	threads.drop() // a run that started nothing lets the reserved threads go
 	if h == nil || h.cg == nil {
 		return
 	}
