@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	mrand "math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -278,11 +280,16 @@ func (h *jobHold) String() string {
 }
 
 // close removes the job's cgroup once the job is over; one that still has
-// members (LeaveStrays) is left for the next leasewrap there to sweep.
+// members (LeaveStrays) is left for a later leasewrap there to sweep. One
+// run in cgroup.SweepEvery then sweeps what SIGKILLed leasewraps left
+// beside it: after the job, never on the way to its start.
 func (h *jobHold) close(log *slog.Logger) {
 	threads.drop() // a run that started nothing lets the reserved threads go
 	if h == nil || h.cg == nil {
 		return
+	}
+	if mrand.IntN(cgroup.SweepEvery) == 0 {
+		defer cgroup.Sweep(filepath.Dir(h.cg.Dir()))
 	}
 	if pop, err := h.cg.Populated(); err == nil && pop {
 		log.Debug("job cgroup still has members; left in place", "cgroup", h.cg.Dir())
