@@ -102,6 +102,7 @@ func (c *Config) holdJob(log *slog.Logger) (*jobHold, error) {
 		return nil, fmt.Errorf("supervisor: --job cgroup: %w (use --job auto or pgroup to run in a process group)", err)
 	}
 	log.Debug("job form: cgroup", "cgroup", h.cg.Dir())
+	h.keepPids(log)
 	return h, nil
 }
 
@@ -119,6 +120,18 @@ func (h *jobHold) create() {
 		return
 	}
 	h.log.Debug("job form: cgroup", "cgroup", h.cg.Dir())
+	h.keepPids(h.log)
+}
+
+// keepPids sets the job cgroup's pids.max below the tightest pids limit
+// above it, keeping pidsMargin tasks for leasewrap, where the pids
+// controller is enabled there (limits_linux.go).
+func (h *jobHold) keepPids(log *slog.Logger) {
+	if n, err := h.cg.KeepPids(pidsMargin); err != nil {
+		log.Debug("could not limit the job cgroup's tasks", "err", err)
+	} else if n > 0 {
+		log.Debug("job cgroup limited to leave tasks for leasewrap", "pids_max", n, "kept", pidsMargin)
+	}
 }
 
 // outerGroup reads JobEnv as an outer leasewrap set it for a process-group
