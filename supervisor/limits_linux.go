@@ -56,8 +56,8 @@ var (
 
 // pidsMargin is how many tasks of a pids limit above the job cgroup are
 // kept for leasewrap (cgroup.Group.KeepPids): its threads are made before
-// the job starts, but a tethered job's guard (a Go process) and the
-// --on-exit hooks start later.
+// the job starts, but what it starts later (a tethered job's guard, a Go
+// process) needs room.
 const pidsMargin = 32
 
 // reserveThreads starts, once per process (threads belong to the process,
