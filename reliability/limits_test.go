@@ -116,6 +116,13 @@ func cgroupProcs(dir string) []int {
 	return out
 }
 
+// pidsFull reports whether the cgroup at dir holds max tasks.
+func pidsFull(dir string, max int) bool {
+	b, _ := os.ReadFile(filepath.Join(dir, "pids.current"))
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return n >= max
+}
+
 // inCgroup is a command that runs argv inside the cgroup at dir: a shell
 // that moves itself there and execs.
 func (e *env) inCgroup(dir string, extraEnv []string, argv ...string) *exec.Cmd {
@@ -178,11 +185,7 @@ func TestJobForkingToItsPidsLimit(t *testing.T) {
 				done := make(chan result, 1)
 				cmd := e.inCgroup(cg, []string{"GOMAXPROCS=32"}, argv...)
 				go func() { done <- runToExit(t, cmd) }()
-				full := func() bool {
-					b, _ := os.ReadFile(filepath.Join(cg, "pids.current"))
-					n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-					return n >= 120
-				}
+				full := func() bool { return pidsFull(cg, 120) }
 				if k.claim {
 					testutil.WaitFor(t, "the pids limit reached", 10*time.Second, full)
 					first, _ := e.claimExpiry("pids")
@@ -224,11 +227,7 @@ func TestLossWhileTheJobHoldsEveryPid(t *testing.T) {
 	done := make(chan result, 1)
 	cmd := e.inCgroup(cg, []string{"GOMAXPROCS=32"}, argv...)
 	go func() { done <- runToExit(t, cmd) }()
-	testutil.WaitFor(t, "the pids limit reached", 10*time.Second, func() bool {
-		b, _ := os.ReadFile(filepath.Join(cg, "pids.current"))
-		n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-		return n >= 120
-	})
+	testutil.WaitFor(t, "the pids limit reached", 10*time.Second, func() bool { return pidsFull(cg, 120) })
 	recs, _ := filepath.Glob(filepath.Join(e.claimRoot(), "*", "claims", "lost.lock"))
 	if len(recs) != 1 {
 		t.Fatalf("want one claim record lost.lock under %s, have %v", e.claimRoot(), recs)
