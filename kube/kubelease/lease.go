@@ -305,8 +305,13 @@ func (le *Lease) Finish(ctx context.Context, res lease.Result) error {
 	released := false
 	if le.lostErr() == nil {
 		released = le.release(ctx) == nil
-	} else if le.yield != nil {
-		le.yieldTo(ctx)
+	} else {
+		le.mu.Lock()
+		yield := le.yield
+		le.mu.Unlock()
+		if yield != nil {
+			le.yieldTo(ctx, yield)
+		}
 	}
 	if res.PastFence && !res.Lost && !released {
 		return fmt.Errorf("%s: the fencing deadline passed before the job was settled and the Lease could not be shown ours; not reporting success: %w", le.l.what(), lease.ErrLost)
@@ -319,10 +324,10 @@ func (le *Lease) Finish(ctx context.Context, res lease.Result) error {
 // with the strategy and preferredHolder kept, on the object as that write
 // left it (its resourceVersion the precondition: any later write wins).
 // A failure is left alone: the Lease then expires by itself.
-func (le *Lease) yieldTo(ctx context.Context) {
+func (le *Lease) yieldTo(ctx context.Context, taken *coordv1.Lease) {
 	ctx, cancel := context.WithTimeout(ctx, le.l.cfg.RequestTimeout)
 	defer cancel()
-	want := le.yield.DeepCopy()
+	want := taken.DeepCopy()
 	spec := releaseSpec(want.Spec, le.l.cfg.now())
 	spec.Strategy, spec.PreferredHolder = want.Spec.Strategy, want.Spec.PreferredHolder
 	want.Spec = spec
