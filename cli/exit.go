@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
+	"log/slog"
 
 	"github.com/alecthomas/kong"
 
@@ -27,6 +27,15 @@ const (
 	// Resolve and the exec itself, the only places a start fails that way.
 	ExitNotExecutable = 126 // the command exists but cannot be executed (as sh, env(1))
 	ExitNotFound      = 127 // the command was not found (as sh, env(1))
+)
+
+// The exit codes of a lease kept in a service (etcd, a Kubernetes API
+// server) that leasewrap could not use: nothing was taken, nothing ran.
+// The kinds wrap lease.ErrUnavailable and lease.ErrNoPerm; ExitCode maps
+// them here, once.
+const (
+	ExitUnavailable = 69 // EX_UNAVAILABLE: no answer in time, connection refused, 503/504
+	ExitNoPerm      = 77 // EX_NOPERM: TLS, credentials or permission refused
 )
 
 // The exit codes of the admin verbs (claim acquire/release/status/renew/list
@@ -88,13 +97,17 @@ func ExitCode(err error, stderr io.Writer) int {
 		return ee.Code
 	}
 	fmt.Fprintf(stderr, "leasewrap: %v\n", err)
-	var kc kong.ExitCoder // errors that carry their own status (etcd: 69, 77)
+	var kc kong.ExitCoder // errors that carry their own status (kong's)
 	var execErr *supervisor.ExecError
 	switch {
 	case errors.As(err, &kc):
 		return kc.ExitCode()
 	case errors.As(err, &execErr):
 		return execErr.Code // 127 not found, 126 not executable, as env(1)
+	case errors.Is(err, lease.ErrNoPerm):
+		return ExitNoPerm
+	case errors.Is(err, lease.ErrUnavailable):
+		return ExitUnavailable
 	case errors.Is(err, supervisor.ErrEmptyCommand), errors.Is(err, ErrUsage):
 		return ExitUsage
 	case errors.Is(err, lease.ErrHeld):
@@ -108,29 +121,44 @@ func ExitCode(err error, stderr io.Writer) int {
 }
 
 // UsageCode is the exit status of a command line kong could not parse: the
-// admin verbs' contract says 2, everything else follows sysexits (64).
+// admin verbs' contract says 2 (a verb of a kind that is not a RunVerb),
+// everything else follows sysexits (64): run verbs, and a command line
+// that names no verb.
 func UsageCode(kctx *kong.Context) int {
-	if kctx != nil {
-		path := strings.Fields(kctx.Command())
-		if len(path) >= 2 && path[1] != "run" && path[1] != "maintain" {
-			return AdminError
-		}
+	if kctx == nil || runVerb(kctx) != nil {
+		return ExitUsage
+	}
+	if n := kctx.Selected(); n != nil && len(n.Children) == 0 && n.Parent != nil && n.Parent.Type == kong.CommandNode {
+		return AdminError
 	}
 	return ExitUsage
 }
 
-// quietSink is where ExitCode writes its final line about err: w, except
-// under -q for the outcomes a crontab line must stay silent about or has
-// already said. A run skipped because the lease is held, or was not
-// acquired within --wait, prints nothing (whatever --conflict-exit-code
-// is); a lost lease prints only the supervisor's own "lease lost" line.
-// Usage, internal and exec errors are still printed: they need a person.
-func quietSink(quiet bool, err error, w io.Writer) io.Writer {
-	if !quiet || err == nil {
-		return w
+// finalSink is where ExitCode writes its final line about err (format
+// resolved, attrs the verb's kind and key). A routine skip — the lease is
+// held by another, or --wait ran out, whatever --conflict-exit-code is — is
+// the lock doing its job, not a failure: its line is INFO, as "acquired"
+// and "replayed" are, so a journal's error view and --log-level warn and
+// error stay clear of it; the exit code (75) and --metrics-file carry it to
+// scripts and alerts, and a waiter that keeps failing logs whom it waits
+// for. Under -q a skip prints nothing, and a lost lease only the
+// supervisor's own "lease lost" line. Everything else is an ERROR line:
+// usage, internal and exec errors need a person.
+func finalSink(g *Globals, err error, format string, stderr io.Writer, attrs ...slog.Attr) io.Writer {
+	if err != nil && isSkip(err) {
+		if g.Quiet {
+			return io.Discard
+		}
+		return lineSink(slog.LevelInfo, newHandler(format, stderr, g.level()), attrs)
 	}
-	if errors.Is(err, lease.ErrHeld) || errors.Is(err, supervisor.ErrWaitTimeout) || errors.Is(err, lease.ErrLost) {
+	if err != nil && g.Quiet && errors.Is(err, lease.ErrLost) {
 		return io.Discard
 	}
-	return w
+	return ErrorSink(format, stderr, attrs...)
+}
+
+// isSkip tells a run skipped as designed: the lease is held by another, or
+// was not acquired within --wait.
+func isSkip(err error) bool {
+	return errors.Is(err, lease.ErrHeld) || errors.Is(err, supervisor.ErrWaitTimeout)
 }
