@@ -46,26 +46,6 @@ const (
 // waitReportEvery is how often a waiter says again whom it waits for.
 const waitReportEvery = time.Minute
 
-// acquired is the outcome of the acquisition phase: a held lease and a
-// child running under it.
-type acquired struct {
-	lease    lease.Lease
-	child    *child
-	at       time.Time // monotonic start of the attempt that took the lease
-	anchored bool      // taken with lease.Anchor for the child's pid
-	// forwarded is a terminating signal that arrived after the child
-	// started but before supervision began, passed on to the job by
-	// acquire: supervision counts it as forwarded (Result.Forwarded).
-	forwarded syscall.Signal
-}
-
-// actor adds fn to g as an oklog/run actor whose interrupt ends its
-// context, with the error that ended the group as the context's cause.
-func actor(g *run.Group, ctx context.Context, fn func(context.Context) error) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	g.Add(func() error { return fn(ctx) }, func(err error) { cancel(err) })
-}
-
 // acquire takes j's lease, waiting up to Wait, and starts j's command
 // under it. It is an oklog/run group of two actors: the attempt loop
 // (which blocks in the kind's I/O) and a watcher of the run's signal
