@@ -1,50 +1,14 @@
 package supervisor
 
 import (
-	"bufio"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
-
-// history reads the lines "<name> <unix ns>" the jobs of a test appended
-// to path: the last instant each name was seen alive, and the first.
-func history(t *testing.T, path string) (first, last map[string]int64) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	first, last = map[string]int64{}, map[string]int64{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		name, ns, ok := strings.Cut(sc.Text(), " ")
-		n, err := strconv.ParseInt(ns, 10, 64)
-		if !ok || err != nil {
-			continue // a line cut by SIGKILL
-		}
-		if _, seen := first[name]; !seen {
-			first[name] = n
-		}
-		last[name] = n
-	}
-	return first, last
-}
-
-// aliveLoop is a job that records, every 20 ms, that it is alive as
-// name; ignoring SIGTERM when stubborn. n > 0 stops it after n lines.
-func aliveLoop(hist, name string, stubborn bool, n int) string {
-	s := `i=0; while [ $i -ne ` + strconv.Itoa(n) + ` ]; do echo "` + name + ` $(date +%s%N)" >> ` + hist + `; i=$((i+1)); sleep 0.02; done`
-	if stubborn {
-		s = `trap "" TERM; ` + s
-	}
-	return s
-}
 
 // TestStalledSupervisorNeverGivesASecondGrace (issue 23.0): a supervisor
 // stopped (SIGSTOP) right after a renewal and continued past its fencing
@@ -68,7 +32,7 @@ func TestStalledSupervisorNeverGivesASecondGrace(t *testing.T) {
 			dir := t.TempDir()
 			hist := filepath.Join(dir, "history")
 			common := []string{"T_TTL=6s", "T_GRACE=2s", "T_PERIOD=500ms", "T_EXPIRE=1", "T_EPHEMERAL=1"}
-			holder := startSup(t, testEnv(dir, common...), "sh", "-c", aliveLoop(hist, "A", true, -1))
+			holder := startSup(t, testEnv(dir, common...), "sh", "-c", testutil.AliveJob(hist, "A", true, -1))
 			waitFor(t, "the holder's job", func() bool { _, err := os.Stat(hist); return err == nil })
 			lp := filepath.Join(dir, "job.lease")
 			fi, err := os.Stat(lp)
@@ -81,7 +45,7 @@ func TestStalledSupervisorNeverGivesASecondGrace(t *testing.T) {
 			})
 			holder.cmd.Process.Signal(syscall.SIGSTOP)
 			stopped := time.Now()
-			waiter := startSup(t, testEnv(dir, append(common, "T_WAIT=30s")...), "sh", "-c", aliveLoop(hist, "B", false, 25))
+			waiter := startSup(t, testEnv(dir, append(common, "T_WAIT=30s")...), "sh", "-c", testutil.AliveJob(hist, "B", false, 25))
 			time.Sleep(time.Until(stopped.Add(tc.stall)))
 			holder.cmd.Process.Signal(syscall.SIGCONT)
 			if have := holder.wait(t); have != 76 {
@@ -91,14 +55,7 @@ func TestStalledSupervisorNeverGivesASecondGrace(t *testing.T) {
 			if have := waiter.wait(t); have != 0 {
 				t.Fatalf("waiter: want 0, have %d\n%s", have, waiter.stderrText())
 			}
-			first, last := history(t, hist)
-			if _, ok := first["B"]; !ok {
-				t.Fatal("the waiter's job never ran")
-			}
-			if last["A"] >= first["B"] {
-				t.Fatalf("overlap: the stalled holder's job was alive %v after the waiter's started\nholder:\n%s",
-					time.Duration(last["A"]-first["B"]), holder.stderrText())
-			}
+			testutil.NoOverlap(t, hist, "A", "B")
 		})
 	}
 }
