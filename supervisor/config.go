@@ -103,7 +103,8 @@ type Config struct {
 	// millisecond for the ten Run catches, on every run. A signal that
 	// arrives after Run returned is then dropped, as one that arrives while
 	// the lease is being settled already is. A program that goes on after
-	// Run leaves it false.
+	// Run leaves it false. It is configuration, not a benchmark hook: only
+	// the embedding program knows whether its process ends with the run.
 	ExitAfter bool
 
 	// HelperExe is the executable started for the supervisor's helper
