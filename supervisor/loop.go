@@ -24,6 +24,7 @@ type loop struct {
 	done   <-chan struct{} // the lease's own loss, pushed (nil: never)
 	holder string
 	log    *slog.Logger
+	keeper *renew.Keeper // nil: no keeper (its config was refused)
 	stop   *stopper
 	poll   *time.Ticker
 	// timeLimit is when the job is stopped for running too long (zero:
@@ -43,7 +44,7 @@ type loop struct {
 }
 
 func (r *runner) loop(a *acquired, k *renew.Keeper, limit time.Time, log *slog.Logger) *loop {
-	l := &loop{r: r, child: a.child, lease: a.lease, done: a.lease.Done(), holder: a.lease.Holder(), log: log, timeLimit: limit, forwarded: map[syscall.Signal]bool{}}
+	l := &loop{r: r, child: a.child, lease: a.lease, done: a.lease.Done(), holder: a.lease.Holder(), log: log, keeper: k, timeLimit: limit, forwarded: map[syscall.Signal]bool{}}
 	if a.forwarded != 0 {
 		l.forwarded[a.forwarded] = true
 	}
@@ -132,11 +133,10 @@ func (l *loop) lossCause() error {
 }
 
 // expired is the loss of a lease whose kill deadline passed before the
-// keeper said anything: leasewrap did not run in time (stalled).
+// keeper reported its fence: leasewrap did not run in time (it was
+// stalled), or the kill grace is zero and the two deadlines are one.
 func (l *loop) expired() error {
-	late := time.Since(l.stop.lease()).Round(10 * time.Millisecond)
-	return fmt.Errorf("%w: %w (leasewrap was stalled: it resumed %v past the job's kill deadline, TTL - margin after the last confirmed renewal; job killed)",
-		lease.ErrLost, renew.ErrFenced, late)
+	return fmt.Errorf("%w: %w", lease.ErrLost, &renew.FenceError{Late: time.Since(l.keeper.Fence())})
 }
 
 // timeoutC delivers when the time limit is reached (nil: no limit).
