@@ -22,7 +22,7 @@ type RunFlags struct {
 	Wait             time.Duration `help:"Keep trying to acquire a held lease for this long, reacting to its release at once (0: try once)." default:"0s"`
 	KillGrace        time.Duration `help:"Time between the stop signal and SIGKILL of the whole job: when the lease is lost, at --timeout, and for what is left of the job after the child exits. With a TTL the SIGKILL comes no later than TTL - margin after the last confirmed renewal." default:"10s"`
 	Timeout          time.Duration `help:"Stop the job once the command has run this long (--wait not included): the stop signal, SIGKILL after --kill-grace, the lease settled, exit 124 (0: no limit)." default:"0s"`
-	StopSignal       string        `help:"Signal that asks the job to stop when leasewrap stops it (lost lease, --timeout, leftovers after the child exits): a name (TERM, SIGQUIT, INT, HUP, USR1) or a number. Signals leasewrap forwards are passed on unchanged." default:"TERM" placeholder:"SIG"`
+	StopSignal       string        `help:"Signal that asks the job to stop when leasewrap stops it (lost lease, --timeout, leftovers after the child exits): a name (TERM, SIGQUIT, INT, HUP, USR1) or a number. Signals leasewrap forwards are passed on unchanged." default:"TERM"`
 	RenewEvery       time.Duration `help:"Renewal period of a TTL lease (default TTL/3), or check period of a lease without TTL (default 5s)." default:"0s"`
 	ConflictExitCode int           `help:"Exit code when the lease is held by another or not acquired within --wait." default:"75"`
 	Subreaper        bool          `help:"Reap orphaned descendants like tini, so the job's strays stay leasewrap's children (--no-subreaper to turn off; always on as PID 1)." default:"true" negatable:""`
