@@ -3,8 +3,12 @@
 
 GO      ?= go
 BIN     ?= bin/leasewrap
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X main.version=$(VERSION)
+# The version in the go command's own form (a release tag, else a
+# pseudo-version) and the commit, stamped into all three executables;
+# `leasewrap --version` prints both and the Go version (docs/RELEASING.md).
+VERSION ?= $(shell sh packaging/version.sh)
+COMMIT  ?= $(shell sh packaging/version.sh commit)
+LDFLAGS := -s -w -X main.version=$(VERSION) -X github.com/leasewrap/leasewrap/cli.commit=$(COMMIT)
 # Static: no dynamic loader on every start (see docs/PERFORMANCE.md, "Start-up").
 export CGO_ENABLED := 0
 

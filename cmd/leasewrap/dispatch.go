@@ -15,16 +15,28 @@ import (
 // protobuf, client-go) lives in its own executable, so that its package
 // inits never slow the local kinds' start-up.
 type sibling struct {
-	exe     string // the executable's name, beside leasewrap or in PATH
-	install string // how to install it, for the error when it is missing
+	exe string // the executable's name, beside leasewrap or in PATH
+	dir string // its main package's directory in this tree (and module)
 }
 
 // siblings are the kinds served by another executable, by first word.
 // Adding a kind's executable is one line here.
 var siblings = map[string]sibling{
-	"lock": {"leasewrap-etcd", "make build builds it into bin/, or go install github.com/leasewrap/leasewrap/etcd/cmd/leasewrap-etcd@latest"},
-	"once": {"leasewrap-etcd", "make build builds it into bin/, or go install github.com/leasewrap/leasewrap/etcd/cmd/leasewrap-etcd@latest"},
-	"kube": {"leasewrap-kube", "make build builds it into bin/, or go install github.com/leasewrap/leasewrap/kube/cmd/leasewrap-kube@latest"},
+	"lock": {"leasewrap-etcd", "etcd/cmd/leasewrap-etcd"},
+	"once": {"leasewrap-etcd", "etcd/cmd/leasewrap-etcd"},
+	"kube": {"leasewrap-kube", "kube/cmd/leasewrap-kube"},
+}
+
+// install says how to install s, for the error when it is missing: every
+// way named is a command that works. A release installs the sibling of
+// the same release (the packages and tarballs carry all three
+// executables); any other build was made from a checkout, where make
+// builds all three.
+func (s sibling) install() string {
+	if v, ok := cli.ReadVersion(version).Release(); ok {
+		return fmt.Sprintf("the leasewrap package and release tarball carry it; or go install github.com/leasewrap/leasewrap/%s@%s", s.dir, v)
+	}
+	return fmt.Sprintf("in a checkout of leasewrap, make build builds it into bin/, or go install ./%s", s.dir)
 }
 
 // dispatch replaces this process with the sibling that serves args' kind,
@@ -36,7 +48,7 @@ func dispatch(args []string) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	path, err := cli.FindExecutable(s.exe, fmt.Sprintf("the %s verbs", kind), s.install)
+	path, err := cli.FindExecutable(s.exe, fmt.Sprintf("the %s verbs", kind), s.install())
 	if err != nil {
 		return true, err
 	}
