@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -15,28 +16,30 @@ import (
 // protobuf, client-go) lives in its own executable, so that its package
 // inits never slow the local kinds' start-up.
 type sibling struct {
-	exe string // the executable's name, beside leasewrap or in PATH
-	dir string // its main package's directory in this tree (and module)
+	exe     string // the executable's name, beside leasewrap or in PATH
+	install string // how to install it from a checkout, for the error when it is missing
 }
 
 // siblings are the kinds served by another executable, by first word.
 // Adding a kind's executable is one line here.
 var siblings = map[string]sibling{
-	"lock": {"leasewrap-etcd", "etcd/cmd/leasewrap-etcd"},
-	"once": {"leasewrap-etcd", "etcd/cmd/leasewrap-etcd"},
-	"kube": {"leasewrap-kube", "kube/cmd/leasewrap-kube"},
+	"lock": {"leasewrap-etcd", "in a checkout of leasewrap, make build builds it into bin/, or go install ./etcd/cmd/leasewrap-etcd"},
+	"once": {"leasewrap-etcd", "in a checkout of leasewrap, make build builds it into bin/, or go install ./etcd/cmd/leasewrap-etcd"},
+	"kube": {"leasewrap-kube", "in a checkout of leasewrap, make build builds it into bin/, or go install ./kube/cmd/leasewrap-kube"},
 }
 
-// install says how to install s, for the error when it is missing: every
-// way named is a command that works. A release installs the sibling of
+// installHint says how to install s, for the error when it is missing:
+// every way named is a command that works. A release names the sibling of
 // the same release (the packages and tarballs carry all three
-// executables); any other build was made from a checkout, where make
-// builds all three.
-func (s sibling) install() string {
-	if v, ok := cli.ReadVersion(version).Release(); ok {
-		return fmt.Sprintf("the leasewrap package and release tarball carry it; or go install github.com/leasewrap/leasewrap/%s@%s", s.dir, v)
+// executables; the siblings' modules are tagged with the root's version,
+// docs/RELEASING.md); any other build was made from a checkout.
+func installHint(s sibling) string {
+	v, ok := cli.ReadVersion(version).Release()
+	if !ok {
+		return s.install
 	}
-	return fmt.Sprintf("in a checkout of leasewrap, make build builds it into bin/, or go install ./%s", s.dir)
+	kind := strings.TrimPrefix(s.exe, "leasewrap-")
+	return fmt.Sprintf("the leasewrap packages and release tarballs carry it; or go install github.com/leasewrap/leasewrap/%s/cmd/%s@%s", kind, s.exe, v)
 }
 
 // dispatch replaces this process with the sibling that serves args' kind,
@@ -48,7 +51,7 @@ func dispatch(args []string) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	path, err := cli.FindExecutable(s.exe, fmt.Sprintf("the %s verbs", kind), s.install())
+	path, err := cli.FindExecutable(s.exe, fmt.Sprintf("the %s verbs", kind), installHint(s))
 	if err != nil {
 		return true, err
 	}
