@@ -26,6 +26,7 @@ commit=${COMMIT:-$(sh packaging/version.sh commit)}
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct HEAD)}
 v=${version#v}
 ldflags="-s -w -buildid= -X main.version=$version -X github.com/leasewrap/leasewrap/cli.commit=$commit"
+DIST=$(realpath -m "$DIST")
 work=$DIST/.work
 rm -rf "$DIST"
 mkdir -p "$work"
@@ -37,8 +38,8 @@ build() { # arch: the three executables into $work/$arch/
   local arch=$1 out=$work/$1
   mkdir -p "$out"
   GOOS=linux GOARCH=$arch CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$out/leasewrap" ./cmd/leasewrap
-  (cd etcd && GOOS=linux GOARCH=$arch CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "../$out/leasewrap-etcd" ./cmd/leasewrap-etcd)
-  (cd kube && GOOS=linux GOARCH=$arch CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "../$out/leasewrap-kube" ./cmd/leasewrap-kube)
+  (cd etcd && GOOS=linux GOARCH=$arch CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$out/leasewrap-etcd" ./cmd/leasewrap-etcd)
+  (cd kube && GOOS=linux GOARCH=$arch CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$out/leasewrap-kube" ./cmd/leasewrap-kube)
 }
 
 # stamp FILE...: the commit's time on every file named (and under dirs).
@@ -54,7 +55,7 @@ tarball() {
 # The pinned tools, built once for this machine (GOARCH is the target's
 # only inside build()).
 tools=$work/tools
-for t in "$NFPM" "$CYCLONEDX"; do GOBIN=$(cd "$work" && pwd)/tools go install "$t"; done
+for t in "$NFPM" "$CYCLONEDX"; do GOBIN=$tools go install "$t"; done
 nfpm=$tools/nfpm cyclonedx=$tools/cyclonedx-gomod
 
 for arch in $ARCHES; do build "$arch"; done
@@ -122,8 +123,15 @@ if [ "$IMAGE" = 1 ]; then
     tag=localhost/leasewrap:${v//+/_}-$arch # no "+" in a tag
     podman build -q --pull=never --platform "linux/$arch" --timestamp "$SOURCE_DATE_EPOCH" \
       --identity-label=false -t "$tag" "$ctx" >/dev/null
-    rm -f "$DIST/leasewrap_${v}_linux_$arch.oci.tar"
-    podman save -q --format oci-archive -o "$DIST/leasewrap_${v}_linux_$arch.oci.tar" "$tag"
+    # The image is reproducible (content-addressed blobs, --timestamp),
+    # but podman save --format oci-archive stamps the archive's own tar
+    # entries with the time of saving: save the OCI layout as a directory
+    # and tar it the way the tarballs are.
+    layout=$work/oci-$arch
+    podman save -q --format oci-dir -o "$layout" "$tag"
+    stamp "$layout"
+    tar --sort=name --mtime="@$SOURCE_DATE_EPOCH" --owner=0 --group=0 --numeric-owner \
+      --mode='u+rwX,go+rX,go-w' --format=gnu -C "$layout" -cf "$DIST/leasewrap_${v}_linux_$arch.oci.tar" blobs index.json oci-layout
   done
 fi
 
