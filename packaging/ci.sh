@@ -108,27 +108,35 @@ mkdir -p "$rootfs"
 podman export "$ctr" | tar -x -C "$rootfs"
 ls -l "$rootfs"
 for f in leasewrap leasewrap-etcd leasewrap-kube; do [ -x "$rootfs/$f" ] || fail "the image has no /$f"; done
-# A shell for the jobs (not part of the image), /proc and /tmp.
-mkdir -p "$rootfs/bin" "$rootfs/proc" "$rootfs/tmp"
+# A shell for the jobs (not part of the image), /proc, /tmp, /dev/null.
+mkdir -p "$rootfs/bin" "$rootfs/proc" "$rootfs/tmp" "$rootfs/dev"
 cp /bin/busybox "$rootfs/bin/busybox"
+mknod -m 666 "$rootfs/dev/null" c 1 3
 pid1() { unshare --pid --fork --mount-proc="$rootfs/proc" chroot "$rootfs" /leasewrap "$@"; }
 code=0; pid1 flock run /tmp/l -- /bin/busybox sh -c 'exit 7' || code=$?
 [ "$code" = 7 ] || fail "as PID 1: want the job's exit code 7, have $code"
-# An orphan that exits while the job runs: PID 1 reaps it.
+# An orphan that exits while the job runs: PID 1 reaps it (no zombie left
+# in the namespace), and the job's status still comes back.
+code=0
 out=$(pid1 flock run /tmp/l -- /bin/busybox sh -c '
-  /bin/busybox sh -c "/bin/busybox sleep 0.1 & echo \$! >/tmp/orphan"
+  /bin/busybox sh -c "/bin/busybox sh -c \"echo ran >/tmp/orphan\" &"
   /bin/busybox sleep 1
-  read -r st </proc/1/comm; echo "pid1=$st"
-  p=$(/bin/busybox cat /tmp/orphan); if [ -e /proc/$p ]; then read -r s </proc/$p/stat; echo "orphan: $s"; else echo reaped; fi')
+  read -r comm </proc/1/comm; z=0
+  for f in /proc/[0-9]*/stat; do read -r s <$f 2>/dev/null || continue; case $s in *") Z "*) z=$((z+1));; esac; done
+  echo "pid1=$comm orphan=$(/bin/busybox cat /tmp/orphan) zombies=$z"; exit 5') || code=$?
 echo "$out"
-case $out in *"pid1=leasewrap"*reaped*) ;; *) fail "as PID 1: want the orphan reaped by leasewrap, have: $out" ;; esac
+[ "$code" = 5 ] || fail "as PID 1 with an orphan: want the job's 5, have $code"
+[ "$out" = "pid1=leasewrap orphan=ran zombies=0" ] || fail "as PID 1: want the orphan reaped by leasewrap, have: $out"
 # SIGTERM to PID 1 reaches the job, whose own exit code comes back.
-pid1 flock run /tmp/l -- /bin/busybox sh -c 'trap "exit 42" TERM; echo ready >/tmp/ready; while :; do /bin/busybox sleep 0.05; done' &
+unshare --pid --fork --mount-proc="$rootfs/proc" chroot "$rootfs" /leasewrap flock run /tmp/l -- \
+  /bin/busybox sh -c 'trap "exit 42" TERM; echo ready >/tmp/ready; while :; do /bin/busybox sleep 0.05; done' &
 upid=$!
 for _ in $(seq 100); do [ -e "$rootfs/tmp/ready" ] && break; sleep 0.1; done
 [ -e "$rootfs/tmp/ready" ] || fail "as PID 1: the job never started"
-lw=$(cat "/proc/$upid/task/$upid/children")
-kill -TERM $lw
+lw=$(cat "/proc/$upid/task/$upid/children") # unshare --fork's child: PID 1 inside
+kill -TERM "$lw"
+for _ in $(seq 100); do kill -0 "$upid" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$upid" 2>/dev/null; then kill -KILL "$lw"; fail "as PID 1: SIGTERM not forwarded (still running after 10 s)"; fi
 code=0; wait "$upid" || code=$?
 [ "$code" = 42 ] || fail "as PID 1: want SIGTERM forwarded and the job's 42 back, have $code"
 echo "image: PID 1 keeps the exit code, reaps orphans, forwards SIGTERM"
