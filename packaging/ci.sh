@@ -81,17 +81,14 @@ env -i PATH=/usr/bin:/bin leasewrap lock --version | grep -q '^leasewrap-etcd v'
 MANWIDTH=80 man leasewrap >"$work/man.txt" 2>&1 || { cat "$work/man.txt"; fail "man leasewrap"; }
 grep -q 'flock run' "$work/man.txt" || fail "man leasewrap: no 'flock run' in the rendered page"
 echo "man leasewrap: $(wc -l <"$work/man.txt") lines"
-if [ -f /usr/share/bash-completion/completions/leasewrap ]; then
-  words=$(bash -c 'source /usr/share/bash-completion/completions/leasewrap
-    COMP_WORDS=(leasewrap fl); COMP_CWORD=1; COMP_LINE="leasewrap fl"; COMP_POINT=${#COMP_LINE}
-    f=$(complete -p leasewrap | sed -n "s/.*-F \([^ ]*\).*/\1/p"); "$f" leasewrap fl leasewrap; echo "${COMPREPLY[*]}"')
-  [ "$words" = flock ] || fail "bash completion of 'leasewrap fl': want flock, have '$words'"
-  echo "bash completion: leasewrap fl -> $words"
-else
-  gen=$(bin/leasewrap gendocs --help >/dev/null 2>&1 && echo yes || echo no)
-  [ "$gen" = no ] || fail "the .deb has no bash completion"
-  echo "NOTE: this leasewrap has no gendocs command yet: no completions packaged"
-fi
+for f in /usr/share/bash-completion/completions/leasewrap /usr/share/zsh/vendor-completions/_leasewrap /usr/share/fish/vendor_completions.d/leasewrap.fish; do
+  [ -s "$f" ] || fail "the .deb has no $f"
+done
+words=$(bash -c 'source /usr/share/bash-completion/completions/leasewrap
+  COMP_WORDS=(leasewrap fl); COMP_CWORD=1; COMP_LINE="leasewrap fl"; COMP_POINT=${#COMP_LINE}
+  f=$(complete -p leasewrap | sed -n "s/.*-F \([^ ]*\).*/\1/p"); "$f" leasewrap fl leasewrap; echo "${COMPREPLY[*]}"')
+[ "$words" = flock ] || fail "bash completion of 'leasewrap fl' from the .deb: want flock, have '$words'"
+echo "bash completion: leasewrap fl -> $words"
 dpkg --purge leasewrap
 while read -r f; do
   [ "$f" = /. ] || [ -d "$f" ] || [ ! -e "$f" ] || fail "dpkg --purge left $f"

@@ -14,18 +14,11 @@ import (
 // git-style: `leasewrap KIND …` execs it in place (same pid, same
 // arguments, same environment). A kind whose client is heavy (gRPC,
 // protobuf, client-go) lives in its own executable, so that its package
-// inits never slow the local kinds' start-up.
+// inits never slow the local kinds' start-up. The table of kinds (kinds.go)
+// says which kinds a sibling serves.
 type sibling struct {
 	exe     string // the executable's name, beside leasewrap or in PATH
 	install string // how to install it from a checkout, for the error when it is missing
-}
-
-// siblings are the kinds served by another executable, by first word.
-// Adding a kind's executable is one line here.
-var siblings = map[string]sibling{
-	"lock": {"leasewrap-etcd", "in a checkout of leasewrap, make build builds it into bin/, or go install ./etcd/cmd/leasewrap-etcd"},
-	"once": {"leasewrap-etcd", "in a checkout of leasewrap, make build builds it into bin/, or go install ./etcd/cmd/leasewrap-etcd"},
-	"kube": {"leasewrap-kube", "in a checkout of leasewrap, make build builds it into bin/, or go install ./kube/cmd/leasewrap-kube"},
 }
 
 // installHint says how to install s, for the error when it is missing:
@@ -33,7 +26,7 @@ var siblings = map[string]sibling{
 // the same release (the packages and tarballs carry all three
 // executables; the siblings' modules are tagged with the root's version,
 // docs/RELEASING.md); any other build was made from a checkout.
-func installHint(s sibling) string {
+func installHint(s *sibling) string {
 	v, ok := cli.ReadVersion(version).Release()
 	if !ok {
 		return s.install
@@ -47,10 +40,11 @@ func installHint(s sibling) string {
 // an error only when the exec failed.
 func dispatch(args []string) (bool, error) {
 	kind := cli.ScanArgs(args).Kind()
-	s, ok := siblings[kind]
-	if !ok {
+	k := kindNamed(kind)
+	if k == nil || k.sibling == nil {
 		return false, nil
 	}
+	s := k.sibling
 	path, err := cli.FindExecutable(s.exe, fmt.Sprintf("the %s verbs", kind), installHint(s))
 	if err != nil {
 		return true, err

@@ -24,7 +24,11 @@ func TestSiblingKinds(t *testing.T) {
 		{[]string{"--log-format", "lock", "claim"}, ""},
 		{nil, ""},
 	} {
-		if have := siblings[cli.ScanArgs(tc.args).Kind()].exe; have != tc.want {
+		have := ""
+		if k := kindNamed(cli.ScanArgs(tc.args).Kind()); k != nil && k.sibling != nil {
+			have = k.sibling.exe
+		}
+		if have != tc.want {
 			t.Errorf("%q: want %q, have %q", tc.args, tc.want, have)
 		}
 	}
@@ -50,12 +54,12 @@ func TestSiblingMissing(t *testing.T) {
 func TestInstallHintOfARelease(t *testing.T) {
 	defer func(v string) { version = v }(version)
 	version = "v1.4.0"
-	have := installHint(siblings["kube"])
+	have := installHint(kubeExe)
 	if want := "go install github.com/leasewrap/leasewrap/kube/cmd/leasewrap-kube@v1.4.0"; !strings.Contains(have, want) {
 		t.Errorf("want %q in the hint, have %q", want, have)
 	}
 	version = "v1.4.1-0.20261202003328-a2af168abcde"
-	if have := installHint(siblings["lock"]); !strings.Contains(have, "go install ./etcd/cmd/leasewrap-etcd") {
+	if have := installHint(etcdExe); !strings.Contains(have, "go install ./etcd/cmd/leasewrap-etcd") {
 		t.Errorf("a build between releases: want the checkout's commands, have %q", have)
 	}
 }
