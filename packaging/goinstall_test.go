@@ -90,7 +90,7 @@ func TestGoInstallAtVersion(t *testing.T) {
 	cmd := exec.Command(lw, "lock", "run", "x", "--", "true")
 	cmd.Env = []string{"PATH=" + filepath.Join(tmp, "empty")}
 	out, _ := cmd.CombinedOutput()
-	hint := regexp.MustCompile(`go install (\S+@\S+)`).FindSubmatch(out)
+	hint := regexp.MustCompile(`go install ([^\s)]+@[^\s)]+)`).FindSubmatch(out)
 	if cmd.ProcessState.ExitCode() != 127 || hint == nil {
 		t.Fatalf("leasewrap lock without leasewrap-etcd: want 127 and a go install hint, have %d:\n%s", cmd.ProcessState.ExitCode(), out)
 	}
