@@ -190,10 +190,9 @@ install: docs-gen
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 0755 $(addprefix $(dir $(BIN)),$(EXES)) $(DESTDIR)$(BINDIR)/
 	install -m 0644 $(GEN)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
-	@if [ -f $(GEN)/completions/leasewrap.bash ]; then set -x; \
-		install -D -m 0644 $(GEN)/completions/leasewrap.bash $(DESTDIR)$(BASHCOMPDIR)/leasewrap; \
-		install -D -m 0644 $(GEN)/completions/_leasewrap $(DESTDIR)$(ZSHCOMPDIR)/_leasewrap; \
-		install -D -m 0644 $(GEN)/completions/leasewrap.fish $(DESTDIR)$(FISHCOMPDIR)/leasewrap.fish; fi
+	install -D -m 0644 $(GEN)/completions/leasewrap.bash $(DESTDIR)$(BASHCOMPDIR)/leasewrap
+	install -D -m 0644 $(GEN)/completions/_leasewrap $(DESTDIR)$(ZSHCOMPDIR)/_leasewrap
+	install -D -m 0644 $(GEN)/completions/leasewrap.fish $(DESTDIR)$(FISHCOMPDIR)/leasewrap.fish
 
 # The man pages' names come from the generated set (as install took them).
 uninstall: docs-gen

@@ -57,9 +57,21 @@ for f in "$deb" "$rpmf" "$tgz" "$oci" "dist/leasewrap_${v}_linux_arm64.tar.gz" "
   [ -s "$f" ] || fail "make release wrote no $f"
 done
 
+# make install and make uninstall (DESTDIR): uninstall leaves nothing.
+stage=$work/stage
+make install PREFIX=/usr DESTDIR="$stage" >/dev/null
+for f in usr/bin/leasewrap usr/bin/leasewrap-etcd usr/bin/leasewrap-kube usr/share/man/man1/leasewrap.1 \
+  usr/share/bash-completion/completions/leasewrap usr/share/zsh/site-functions/_leasewrap usr/share/fish/vendor_completions.d/leasewrap.fish; do
+  [ -s "$stage/$f" ] || fail "make install put no /$f"
+done
+make uninstall PREFIX=/usr DESTDIR="$stage" >/dev/null
+left=$(find "$stage" -type f)
+[ -z "$left" ] || fail "make uninstall left: $left"
+echo "make install, uninstall: nothing left"
+
 # The tarball.
 tar -tzf "$tgz" >"$work/tar.list"
-for f in leasewrap leasewrap-etcd leasewrap-kube man/leasewrap.1 README.md; do
+for f in leasewrap leasewrap-etcd leasewrap-kube man/leasewrap.1 man/leasewrap-flock.1 completions/leasewrap.bash README.md; do
   grep -qx "leasewrap_${v}_linux_$arch/$f" "$work/tar.list" || fail "$tgz has no $f"
 done
 
@@ -79,7 +91,9 @@ out=$(env -i PATH=/usr/bin:/bin sh -c "leasewrap flock run $work/cron.lock -- sh
 env -i PATH=/usr/bin:/bin leasewrap --version
 env -i PATH=/usr/bin:/bin leasewrap lock --version | grep -q '^leasewrap-etcd v' || fail "leasewrap lock --version: leasewrap-etcd not found beside leasewrap"
 MANWIDTH=80 man leasewrap >"$work/man.txt" 2>&1 || { cat "$work/man.txt"; fail "man leasewrap"; }
-grep -q 'flock run' "$work/man.txt" || fail "man leasewrap: no 'flock run' in the rendered page"
+grep -q "flock run" "$work/man.txt" || fail "man leasewrap: no flock run in the rendered page"
+MANWIDTH=80 man leasewrap-flock >"$work/man-flock.txt" 2>&1 || { cat "$work/man-flock.txt"; fail "man leasewrap-flock"; }
+grep -q -e "--wait" "$work/man-flock.txt" || fail "man leasewrap-flock: no --wait in the rendered page"
 echo "man leasewrap: $(wc -l <"$work/man.txt") lines"
 for f in /usr/share/bash-completion/completions/leasewrap /usr/share/zsh/vendor-completions/_leasewrap /usr/share/fish/vendor_completions.d/leasewrap.fish; do
   [ -s "$f" ] || fail "the .deb has no $f"

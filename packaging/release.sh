@@ -75,7 +75,7 @@ for arch in $ARCHES; do
   mkdir -p "$t"
   cp "$work/$arch"/leasewrap* "$t/"
   cp -r "$work/gen/man" "$t/man"
-  if [ -n "$(ls "$work/gen/completions")" ]; then cp -r "$work/gen/completions" "$t/completions"; fi
+  cp -r "$work/gen/completions" "$t/completions"
   cp README.md "$t/"
   [ ! -f LICENSE ] || cp LICENSE "$t/"
   cp -r "$work/examples" "$t/examples"
@@ -88,9 +88,9 @@ for arch in $ARCHES; do
   mkdir -p "$r/usr/share/man/man1"
   for m in "$work"/gen/man/*.1; do gzip -9 -n -c "$m" >"$r/usr/share/man/man1/$(basename "$m").gz"; done
   c=$work/gen/completions
-  [ ! -f "$c/leasewrap.bash" ] || install -D -m 0644 "$c/leasewrap.bash" "$r/usr/share/bash-completion/completions/leasewrap"
-  [ ! -f "$c/_leasewrap" ] || install -D -m 0644 "$c/_leasewrap" "$r/usr/share/zsh/vendor-completions/_leasewrap"
-  [ ! -f "$c/leasewrap.fish" ] || install -D -m 0644 "$c/leasewrap.fish" "$r/usr/share/fish/vendor_completions.d/leasewrap.fish"
+  install -D -m 0644 "$c/leasewrap.bash" "$r/usr/share/bash-completion/completions/leasewrap"
+  install -D -m 0644 "$c/_leasewrap" "$r/usr/share/zsh/vendor-completions/_leasewrap"
+  install -D -m 0644 "$c/leasewrap.fish" "$r/usr/share/fish/vendor_completions.d/leasewrap.fish"
   d=$r/usr/share/doc/leasewrap
   install -D -m 0644 README.md "$d/README.md"
   [ ! -f LICENSE ] || install -D -m 0644 LICENSE "$d/copyright"
