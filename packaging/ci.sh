@@ -10,7 +10,8 @@
 #   - the image: its root filesystem (podman create + podman export; podman
 #     run fails on this VM's rlimits) runs /leasewrap as PID 1 of a fresh
 #     PID namespace (unshare --pid --fork --mount-proc, chroot): the job's
-#     exit code kept, SIGTERM forwarded, an orphan reaped.
+#     exit code kept, SIGTERM forwarded, an orphan reaped;
+#   - examples/kubernetes/Dockerfile builds (packaging/kube-example.sh).
 # Needs root (dpkg, unshare, chroot); installs podman, rpm, man-db and
 # busybox-static (a shell for the job inside the image's root filesystem).
 set -euo pipefail
@@ -151,3 +152,7 @@ if kill -0 "$upid" 2>/dev/null; then kill -KILL "$lw"; fail "as PID 1: SIGTERM n
 code=0; wait "$upid" || code=$?
 [ "$code" = 42 ] || fail "as PID 1: want SIGTERM forwarded and the job's 42 back, have $code"
 echo "image: PID 1 keeps the exit code, reaps orphans, forwards SIGTERM"
+
+# The kube example's Dockerfile, built the same way (podman; a local
+# stand-in for its golang base image: packaging/kube-example.sh).
+bash packaging/kube-example.sh
