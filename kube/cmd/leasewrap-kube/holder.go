@@ -12,6 +12,7 @@ import (
 
 	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/kube/kubelease"
+	"github.com/leasewrap/leasewrap/lease"
 )
 
 type holderCmd struct {
@@ -60,8 +61,8 @@ func (c *holderCmd) Run(ctx context.Context, streams ioStreams) error {
 	case err != nil:
 		what := fmt.Sprintf("Lease %s/%s", ns, c.Name)
 		err = kubelease.Classify(fmt.Errorf("get %s: %w", what, err), what)
-		if code := exitCoder(err); code != 0 {
-			return err
+		if errors.Is(err, lease.ErrUnavailable) || errors.Is(err, lease.ErrNoPerm) {
+			return err // 69, 77 (cli.ExitCode)
 		}
 		return &cli.ExitError{Code: cli.AdminError, Err: err}
 	default:
@@ -84,13 +85,4 @@ func (c *holderCmd) Run(ctx context.Context, streams ioStreams) error {
 		return &cli.ExitError{Code: cli.AdminHeld}
 	}
 	return nil
-}
-
-// exitCoder is the code an error carries (69, 77), or 0.
-func exitCoder(err error) int {
-	var ec interface{ ExitCode() int }
-	if errors.As(err, &ec) {
-		return ec.ExitCode()
-	}
-	return 0
 }
