@@ -44,6 +44,10 @@ type runner struct {
 	// waitReport is how often a waiter says again whom it waits for
 	// (waitReportEvery; tests shorten it).
 	waitReport time.Duration
+	// watchGate, when set (tests only), runs before each turn of the
+	// acquisition's signal watcher, so a test can hold it back until the
+	// attempt has returned.
+	watchGate func()
 }
 
 // job is one command and the lease it runs under, resolved before any
