@@ -282,8 +282,8 @@ func (r *runner) attempt(ctx context.Context, j *job) (*acquired, error) {
 	at := time.Now()
 	ls, err := an.AcquireAnchored(ctx, ch.pid)
 	if err != nil {
-		if errors.Is(err, lease.ErrHeld) && r.cfg.Wait > 0 {
-			j.pending = ch // it waits for the next attempt
+		if errors.Is(err, lease.ErrHeld) && r.cfg.Wait > 0 && tracedPdeathsig {
+			j.pending = ch // it waits for the next attempt (prestart_linux.go)
 			return nil, err
 		}
 		ch.kill()
