@@ -136,7 +136,10 @@ func (l *loop) run(ctx context.Context) (status lease.Result, loss error, timedO
 			timeC = nil
 			l.timeOut()
 		case <-l.stop.C():
-			if l.stop.due() && !l.child.exited() {
+			// Whether the child had ended on its own is read before the
+			// deadline's SIGKILL, which would make it true at once.
+			ended := l.exited || l.child.exited()
+			if l.stop.due() && !ended {
 				l.lose(l.expired())
 			}
 		}
