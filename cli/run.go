@@ -26,6 +26,7 @@ type RunFlags struct {
 	Subreaper        bool          `help:"Reap orphaned descendants like tini, so the job's strays stay leasewrap's children (--no-subreaper to turn off; always on as PID 1)." default:"true" negatable:""`
 	LeaveStrays      bool          `help:"Settle the lease as soon as the child exits, leaving the rest of its process group running (unprotected by the lease)."`
 	Job              string        `help:"What holds the job together: cgroup (a cgroup v2 of its own: nothing it starts can leave it), pgroup (its process group: setsid leaves it) or auto (cgroup where one can be created, else pgroup)." enum:"auto,cgroup,pgroup" default:"auto"`
+	Splay            time.Duration `help:"Before the first attempt to acquire, wait a delay in [0, D) fixed per host and key (a hash, steady from run to run), so a fleet firing the same minute does not reach the lease's backend at once; not part of --wait; a signal meanwhile exits 128+N." default:"0s" placeholder:"D"`
 	ObserveFlags     `embed:""`
 
 	line verbLine // the raw command line, for Check's messages (BeforeApply)
@@ -55,7 +56,7 @@ func (f *RunFlags) Check(ttl time.Duration) error {
 	if f.Command[0] == "" {
 		return fmt.Errorf("%w: the command is empty (\"\"); put the program to run after --", ErrUsage)
 	}
-	if f.Wait < 0 || f.KillGrace < 0 || f.RenewEvery < 0 {
+	if f.Wait < 0 || f.Splay < 0 || f.KillGrace < 0 || f.RenewEvery < 0 {
 		return fmt.Errorf("%w: durations must not be negative", ErrUsage)
 	}
 	if f.RenewEvery != 0 && f.RenewEvery < MinRenewEvery {
@@ -80,6 +81,7 @@ func (f *RunFlags) Config(l lease.Locker, logger *slog.Logger) supervisor.Config
 		Locker:      l,
 		Argv:        f.Command,
 		Wait:        f.Wait,
+		Splay:       f.Splay,
 		KillGrace:   f.KillGrace,
 		RenewPeriod: f.RenewEvery,
 		Subreaper:   f.Subreaper,

@@ -41,6 +41,14 @@ type Config struct {
 
 	// Wait is how long to keep trying to acquire a held lease; 0 tries once.
 	Wait time.Duration
+	// Splay, if positive, delays the first attempt to acquire by
+	// SplayOffset(host, kind, key, Splay), so that a fleet firing the same
+	// minute does not reach the backend at once. It is not part of Wait; a
+	// terminating signal during it aborts the run (Aborted).
+	Splay time.Duration
+	// SplayHost replaces the host name in the splay's offset ("" = the
+	// host name).
+	SplayHost string
 	// KillGrace is the time between SIGTERM and SIGKILL when the job must
 	// be stopped (the lease was lost, or strays are left after the child
 	// exited). Zero means zero: SIGKILL at once. (The command line's
@@ -129,7 +137,7 @@ func (c Config) Validate() error {
 	if c.Pre != nil && (c.Pre.Locker == nil || len(c.Pre.Argv) == 0 || c.Pre.Argv[0] == "") {
 		return errors.New("supervisor: a pre-step needs a lease kind and a command")
 	}
-	if c.Wait < 0 || c.KillGrace < 0 || c.RenewPeriod < 0 || c.FinishTimeout < 0 {
+	if c.Wait < 0 || c.Splay < 0 || c.KillGrace < 0 || c.RenewPeriod < 0 || c.FinishTimeout < 0 {
 		return errors.New("supervisor: durations must not be negative")
 	}
 	if err := c.Job.check(); err != nil {

@@ -43,6 +43,8 @@ type runner struct {
 	// waitReport is how often a waiter says again whom it waits for
 	// (waitReportEvery; tests shorten it).
 	waitReport time.Duration
+	// splayed is how long the start was delayed (Config.Splay).
+	splayed time.Duration
 }
 
 // job is one command and the lease it runs under, resolved before any
@@ -136,9 +138,18 @@ func withDefaults(c Config) Config {
 }
 
 func (r *runner) run(ctx context.Context) (Result, error) {
+	res, err := r.runSplayed(ctx)
+	res.Splayed = r.splayed
+	return res, err
+}
+
+func (r *runner) runSplayed(ctx context.Context) (Result, error) {
+	var err error
+	if r.splayed, err = r.splay(ctx); err != nil {
+		return notAcquired(err)
+	}
 	start := time.Now()
 	var a *acquired
-	var err error
 	if r.pre != nil {
 		var res Result
 		if a, res, err = r.runPre(ctx); a == nil {
