@@ -34,7 +34,7 @@ func splayLine(t *testing.T, stderr string) (delay time.Duration, ok bool) {
 	t.Helper()
 	for line := range strings.SplitSeq(stderr, "\n") {
 		var m struct {
-			Msg   string        `json:"msg"`
+			Msg   string  `json:"msg"`
 			Delay float64 `json:"delay"` // seconds
 		}
 		if json.Unmarshal([]byte(line), &m) == nil && m.Msg == "splaying the start" {
