@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -27,6 +28,9 @@ type RunFlags struct {
 	LeaveStrays      bool          `help:"Settle the lease as soon as the child exits, leaving the rest of its process group running (unprotected by the lease)."`
 	Job              string        `help:"What holds the job together: cgroup (a cgroup v2 of its own: nothing it starts can leave it), pgroup (its process group: setsid leaves it) or auto (cgroup where one can be created, else pgroup)." enum:"auto,cgroup,pgroup" default:"auto"`
 	Splay            time.Duration `help:"Before the first attempt to acquire, wait a delay in [0, D) fixed per host and key (a hash, steady from run to run), so a fleet firing the same minute does not reach the lease's backend at once; not part of --wait; a signal meanwhile exits 128+N." default:"0s" placeholder:"D"`
+	OnStart          string        `help:"Run CMD by /bin/sh -c once the lease is held, before the command starts (the lease is kept meanwhile), with the command's LEASEWRAP_* environment and LEASEWRAP_OUTCOME=started. A ping: --on-start 'curl -fsS -m 10 --retry 3 URL/start'." placeholder:"CMD"`
+	OnExit           string        `help:"Run CMD by /bin/sh -c once the job is over and its lease settled, with LEASEWRAP_OUTCOME (ran, lost, timeout, error), LEASEWRAP_EXIT_CODE (leasewrap's exit status) and LEASEWRAP_DURATION_SECONDS. Neither hook runs when the lease was never held. A ping: --on-exit 'curl -fsS -m 10 --retry 3 URL/$LEASEWRAP_EXIT_CODE'." placeholder:"CMD"`
+	HookTimeout      time.Duration `help:"Kill a hook (its process group) still running after this long; its failure is logged and changes nothing else. The default leaves room for curl -m 10 --retry 3 (47s)." default:"1m"`
 	ObserveFlags     `embed:""`
 
 	line verbLine // the raw command line, for Check's messages (BeforeApply)
@@ -56,7 +60,7 @@ func (f *RunFlags) Check(ttl time.Duration) error {
 	if f.Command[0] == "" {
 		return fmt.Errorf("%w: the command is empty (\"\"); put the program to run after --", ErrUsage)
 	}
-	if f.Wait < 0 || f.Splay < 0 || f.KillGrace < 0 || f.RenewEvery < 0 {
+	if f.Wait < 0 || f.Splay < 0 || f.HookTimeout < 0 || f.KillGrace < 0 || f.RenewEvery < 0 {
 		return fmt.Errorf("%w: durations must not be negative", ErrUsage)
 	}
 	if f.RenewEvery != 0 && f.RenewEvery < MinRenewEvery {
@@ -82,6 +86,10 @@ func (f *RunFlags) Config(l lease.Locker, logger *slog.Logger) supervisor.Config
 		Argv:        f.Command,
 		Wait:        f.Wait,
 		Splay:       f.Splay,
+		OnStart:     f.OnStart,
+		OnExit:      f.OnExit,
+		HookTimeout: f.HookTimeout,
+		ExitCode:    f.exitCode,
 		KillGrace:   f.KillGrace,
 		RenewPeriod: f.RenewEvery,
 		Subreaper:   f.Subreaper,
@@ -90,6 +98,15 @@ func (f *RunFlags) Config(l lease.Locker, logger *slog.Logger) supervisor.Config
 		Logger:      logger,
 		ExitAfter:   true, // main exits with Run's outcome
 	}
+}
+
+// exitCode is the status Main exits with for a run's outcome (the on-exit
+// hook's LEASEWRAP_EXIT_CODE).
+func (f *RunFlags) exitCode(res supervisor.Result, err error) int {
+	if err != nil {
+		return ExitCode(err, io.Discard)
+	}
+	return RunExitCode(res, f.ConflictExitCode)
 }
 
 // Supervise runs cfg's command under its lease and returns the run's

@@ -84,6 +84,21 @@ type Config struct {
 	// under the lease Pre.Handover makes of Pre's lease (without a gap) or,
 	// without Handover, the lease Locker acquires.
 	Pre *Step
+	// OnStart and OnExit, if set, are hooks run by /bin/sh -c with the
+	// lease's environment plus LEASEWRAP_OUTCOME (and, on exit,
+	// LEASEWRAP_EXIT_CODE and LEASEWRAP_DURATION_SECONDS): OnStart once the
+	// lease is held, before the command starts, while the lease is kept;
+	// OnExit once the lease of a run that held it was settled. Neither runs
+	// for a run that never held the lease (held by another, replayed,
+	// aborted). A hook that fails or hangs is logged and changes nothing
+	// else; it is killed (its process group) at HookTimeout.
+	OnStart, OnExit string
+	// HookTimeout bounds each hook; 0 is DefaultHookTimeout.
+	HookTimeout time.Duration
+	// ExitCode, if set, is the status leasewrap exits with for a run's
+	// outcome (LEASEWRAP_EXIT_CODE of the on-exit hook); nil uses
+	// Result.ExitCode.
+	ExitCode func(Result, error) int
 	// Logger receives one line per event that matters; nil discards.
 	Logger *slog.Logger
 	// OnEvent, if set, is called synchronously from the supervisor's
@@ -137,7 +152,7 @@ func (c Config) Validate() error {
 	if c.Pre != nil && (c.Pre.Locker == nil || len(c.Pre.Argv) == 0 || c.Pre.Argv[0] == "") {
 		return errors.New("supervisor: a pre-step needs a lease kind and a command")
 	}
-	if c.Wait < 0 || c.Splay < 0 || c.KillGrace < 0 || c.RenewPeriod < 0 || c.FinishTimeout < 0 {
+	if c.Wait < 0 || c.Splay < 0 || c.HookTimeout < 0 || c.KillGrace < 0 || c.RenewPeriod < 0 || c.FinishTimeout < 0 {
 		return errors.New("supervisor: durations must not be negative")
 	}
 	if err := c.Job.check(); err != nil {

@@ -163,6 +163,7 @@ func (r *runner) runSplayed(ctx context.Context) (Result, error) {
 	}
 	res, err := r.runJob(ctx, r.main, a)
 	res.Waited = a.at.Sub(start)
+	r.onExit(ctx, r.main, a.lease, res, err)
 	return res, err
 }
 
@@ -209,7 +210,7 @@ func (r *runner) runPre(ctx context.Context) (*acquired, Result, error) {
 			return nil, res, err
 		}
 		log.Info("pre-step done; lease handed over to the command")
-		a, err := r.startUnder(main, ls, at)
+		a, err := r.startUnder(ctx, main, ls, at)
 		if err != nil {
 			res, err := notAcquired(err)
 			return nil, res, err
