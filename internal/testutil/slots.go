@@ -1,0 +1,91 @@
+package testutil
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// SlotJob is a shell job for --slots crowds: it appends "s SLOT NS PID"
+// to log when it starts and "e SLOT NS PID" when it ends after secs (NS:
+// the wall clock in nanoseconds, date +%s%N). Short appends to one file
+// are atomic.
+func SlotJob(log string, secs float64) string {
+	return fmt.Sprintf(`echo "s $LEASEWRAP_SLOT $(date +%%s%%N) $$" >> %s; sleep %g; echo "e $LEASEWRAP_SLOT $(date +%%s%%N) $$" >> %s`, log, secs, log)
+}
+
+// SlotRun is one job of a slot history: its slot and when it ran.
+type SlotRun struct {
+	Slot       int
+	PID        int
+	Start, End int64 // wall clock, ns
+}
+
+// CheckSlots reads the history SlotJob wrote to log and fails t if more
+// than n jobs ran at once, if two jobs ran at once in one slot, or if a
+// slot is outside [0, n). A job killed before its end line counts as
+// running until killed[pid] (when the test saw it gone); without that it
+// fails t. It returns the runs.
+func CheckSlots(t testing.TB, log string, n int, killed map[int]int64) []SlotRun {
+	t.Helper()
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := map[int]*SlotRun{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 4 {
+			t.Fatalf("slot history: bad line %q", line)
+		}
+		slot, err1 := strconv.Atoi(f[1])
+		ns, err2 := strconv.ParseInt(f[2], 10, 64)
+		pid, err3 := strconv.Atoi(f[3])
+		if err1 != nil || err2 != nil || err3 != nil {
+			t.Fatalf("slot history: bad line %q", line)
+		}
+		r := runs[pid]
+		if r == nil {
+			r = &SlotRun{Slot: slot, PID: pid}
+			runs[pid] = r
+		}
+		if f[0] == "s" {
+			r.Start = ns
+		} else {
+			r.End = ns
+		}
+	}
+	var out []SlotRun
+	for pid, r := range runs {
+		if r.End == 0 {
+			end, ok := killed[pid]
+			if !ok {
+				t.Fatalf("slot history: job %d (slot %d) has no end and was not killed", pid, r.Slot)
+			}
+			r.End = end
+		}
+		if r.Start == 0 || r.Slot < 0 || r.Slot >= n {
+			t.Fatalf("slot history: job %d: slot %d of %d, start %d", pid, r.Slot, n, r.Start)
+		}
+		out = append(out, *r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Start < out[j].Start })
+	for i, a := range out {
+		at := 1
+		for _, b := range out[:i] {
+			if b.End > a.Start { // b still ran when a started
+				at++
+				if b.Slot == a.Slot {
+					t.Errorf("slot %d held twice at once: job %d [%d, %d] and job %d [%d, %d]", a.Slot, b.PID, b.Start, b.End, a.PID, a.Start, a.End)
+				}
+			}
+		}
+		if at > n {
+			t.Errorf("%d jobs ran at once (at most %d allowed) when job %d started in slot %d", at, n, a.PID, a.Slot)
+		}
+	}
+	return out
+}
