@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/leasewrap/leasewrap/internal/procstat"
 )
 
 // SlotJob is a shell job for --slots crowds: it appends "s SLOT NS PID"
@@ -88,4 +91,55 @@ func CheckSlots(t testing.TB, log string, n int, killed map[int]int64) []SlotRun
 		}
 	}
 	return out
+}
+
+// KilledJobs watches the jobs of a SlotJob history that started and have
+// not ended, every 5 ms until Stop: a job seen gone without its end line
+// was killed, and the moment it was seen gone is its end for CheckSlots
+// (no earlier than its real end; a slot's lease outlives it by far).
+type KilledJobs struct {
+	stop chan struct{}
+	done chan struct{}
+	seen map[int]int64
+}
+
+// WatchKilled starts watching log's jobs.
+func WatchKilled(log string) *KilledJobs {
+	k := &KilledJobs{stop: make(chan struct{}), done: make(chan struct{}), seen: map[int]int64{}}
+	go func() {
+		defer close(k.done)
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			b, _ := os.ReadFile(log)
+			open := map[int]bool{}
+			for _, line := range strings.Split(string(b), "\n") {
+				f := strings.Fields(line)
+				if len(f) != 4 {
+					continue
+				}
+				pid, _ := strconv.Atoi(f[3])
+				open[pid] = f[0] == "s"
+			}
+			now := time.Now().UnixNano()
+			for pid, running := range open {
+				if _, ok := k.seen[pid]; running && !ok && !procstat.Running(pid) {
+					k.seen[pid] = now
+				}
+			}
+			select {
+			case <-k.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return k
+}
+
+// Stop ends the watch and returns when each killed job was seen gone.
+func (k *KilledJobs) Stop() map[int]int64 {
+	close(k.stop)
+	<-k.done
+	return k.seen
 }
