@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/alecthomas/kong"
 
 	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/kube/kubelease"
+	"github.com/leasewrap/leasewrap/lease"
+	"github.com/leasewrap/leasewrap/lease/slots"
 )
 
 // defaultKillGrace replaces leasewrap's 10 s kill grace for this kind when
@@ -40,9 +43,14 @@ time, and releases it as client-go's ReleaseOnCancel does when the command
 ends. --wait 0 tries once; --wait D watches the Lease and takes it as soon
 as it is released or expired.
 
+--slots N allows N holders at once: the Leases NAME (slot 0), NAME-1 …
+NAME-(N-1), each a client-go LeaseLock, tried in order, the first free one
+held; LEASEWRAP_SLOT says which. kube holder NAME --slots N shows each.
+
 Examples:
   leasewrap kube run nightly-report -- ./report.sh
-  leasewrap kube run primary --namespace jobs --wait 1h -- ./serve`
+  leasewrap kube run primary --namespace jobs --wait 1h -- ./serve
+  leasewrap kube run build --slots 3 --wait 1h -- ./build.sh`
 }
 
 // Validate checks the flags before anything connects (exit 64).
@@ -53,10 +61,25 @@ func (c *runCmd) Validate(kctx *kong.Context) error {
 	if c.TTL < time.Second || c.TTL%time.Second != 0 || c.TTL > (1<<31-1)*time.Second {
 		return fmt.Errorf("--ttl %v must be a whole number of seconds, at least 1s (leaseDurationSeconds)", c.TTL)
 	}
+	if c.Slots > 1 {
+		if err := kubelease.ValidName("default", leaseSlotName(c.Name, c.Slots-1)); err != nil {
+			return fmt.Errorf("--slots %d: the last slot's Lease: %w", c.Slots, err)
+		}
+	}
 	if !flagGiven(kctx, "kill-grace") {
 		c.KillGrace = defaultKillGrace
 	}
 	return c.RunFlags.Check(c.TTL) // its messages name --ttl and --kill-grace
+}
+
+// leaseSlotName is slot i's Lease: NAME itself for slot 0 (so that
+// --slots 1 is today's Lease, and a controller electing on NAME holds slot
+// 0), NAME-i for the others, each a client-go LeaseLock of its own.
+func leaseSlotName(name string, i int) string {
+	if i == 0 {
+		return name
+	}
+	return name + "-" + strconv.Itoa(i)
 }
 
 // flagGiven tells whether the flag was given on the command line (kong
@@ -103,19 +126,30 @@ func (c *runCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
-	l, err := kubelease.New(kubelease.Config{
-		Client:         cl,
-		Namespace:      ns,
-		Name:           c.Name,
-		Identity:       c.identity(),
-		TTL:            c.TTL,
-		Skew:           c.Skew,
-		RequestTimeout: c.RequestTimeout,
-	})
-	if err != nil {
-		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
+	identity := c.identity()
+	var ls []lease.Locker
+	for i := range max(c.Slots, 1) {
+		l, err := kubelease.New(kubelease.Config{
+			Client:         cl,
+			Namespace:      ns,
+			Name:           leaseSlotName(c.Name, i),
+			Identity:       identity,
+			TTL:            c.TTL,
+			Skew:           c.Skew,
+			RequestTimeout: c.RequestTimeout,
+		})
+		if err != nil {
+			return fmt.Errorf("%w: %v", cli.ErrUsage, err)
+		}
+		ls = append(ls, l)
 	}
-	logger.Debug("kube lease", "namespace", ns, "name", c.Name, "identity", l.Identity())
+	logger.Debug("kube lease", "namespace", ns, "name", c.Name, "identity", identity, "slots", len(ls))
+	var l lease.Locker = ls[0]
+	if len(ls) > 1 {
+		if l, err = slots.New(ls); err != nil {
+			return err
+		}
+	}
 	cfg := c.RunFlags.Config(l, logger)
 	// The leasewrap binary installed beside leasewrap-kube, if there is one,
 	// plays the job guard (both call supervisor.Gate first) without
