@@ -5,7 +5,7 @@ GO      ?= go
 BIN     ?= bin/leasewrap
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
-# Static: no dynamic loader on every start (see docs/PERFORMANCE.md, "Start-up").
+# Static: no dynamic loader on every start (see bench/LOG.md, "Start-up").
 export CGO_ENABLED := 0
 
 .PHONY: all build test harnesses lint fmt-check vet demo bench stress fuzz clean
@@ -15,7 +15,7 @@ all: build
 # Linked to a side file, then copied into place: a binary the Go linker
 # wrote in place (page by page, through mmap) sits in the page cache in
 # 4 KiB pages and starts ≈ 1 ms (20 %) slower than the same bytes written
-# by cp, as an installed binary is (docs/PERFORMANCE.md, "Start-up").
+# by cp, as an installed binary is (bench/LOG.md, "Start-up").
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN).link ./cmd/leasewrap
 	cp $(BIN).link $(BIN).new && mv -f $(BIN).new $(BIN) && rm -f $(BIN).link
@@ -63,7 +63,7 @@ demo: build
 
 # Benchmarks: Go benchmarks, syscall counts and the process-level driver
 # (bench/lwbench) against flock(1) and bare exec; report in bench/out/.
-# BENCH_QUICK=1 for a short run. See docs/PERFORMANCE.md.
+# BENCH_QUICK=1 for a short run. See docs/PERFORMANCE.md (full log: bench/LOG.md).
 bench:
 	GO=$(GO) bash bench/run.sh
 	bash etcd/scripts/install-etcd.sh

@@ -34,7 +34,7 @@ bin="$out/leasewrap"
 # The same build as `make build` (static: CGO_ENABLED=0), copied into
 # place like make build does: every measured binary is in the page cache
 # as an installed (copied) one is, not as the linker left it (≈ 1 ms
-# slower to start; see docs/PERFORMANCE.md, "Start-up").
+# slower to start; see bench/LOG.md, "Start-up").
 export CGO_ENABLED=0
 gobuild() { # OUT ARGS...
   local o=$1; shift

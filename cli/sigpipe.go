@@ -20,7 +20,7 @@ import (
 // 2. SIGPIPE itself is neither caught nor ignored, so a command leasewrap
 // starts gets its default disposition, and no signal-mask thread is
 // started for it (catching it cost 0.2 ms of a 4 ms admin verb,
-// docs/PERFORMANCE.md).
+// bench/LOG.md).
 //
 // Help and the version (Args.PrintsOnly) only print and get os.Stdout
 // and os.Stderr themselves: like any filter they die of SIGPIPE when

@@ -390,25 +390,29 @@ func TestChildrenUnderEveryKind(t *testing.T) {
 // cronTime matches the five time fields of a crontab line.
 var cronTime = regexp.MustCompile(`^([0-9*/,-]+ ){4}[0-9*/,-]+$`)
 
-// TestReadmeCrontabLinesAreTested: every crontab line the README shows is
-// one of examples/cron/crontab's, which TestCrontab runs as cron does.
+// TestReadmeCrontabLinesAreTested: every crontab line the README and the
+// pages its crontab text moved to show is one of examples/cron/crontab's,
+// which TestCrontab runs as cron does.
 func TestReadmeCrontabLinesAreTested(t *testing.T) {
-	b, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pages := []string{"../docs/USAGE.md", "../docs/FLOCK.md", "../docs/CLAIMS.md", "../docs/RESERVATIONS.md"}
 	tested := map[string]bool{}
 	f, _ := os.ReadFile("cron/crontab")
 	for _, l := range strings.Split(string(f), "\n") {
 		tested[strings.TrimSpace(l)] = true
 	}
 	n := 0
-	for _, l := range strings.Split(string(b), "\n") {
-		l = strings.TrimSpace(l)
-		if fs := strings.Fields(l); len(fs) > 5 && fs[5] == "leasewrap" && cronTime.MatchString(strings.Join(fs[:5], " ")) {
-			n++
-			if !tested[l] {
-				t.Errorf("README's crontab line is not in examples/cron/crontab (so no test runs it):\n%s", l)
+	for _, page := range append([]string{"../README.md"}, pages...) {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			l = strings.TrimSpace(l)
+			if fs := strings.Fields(l); len(fs) > 5 && fs[5] == "leasewrap" && cronTime.MatchString(strings.Join(fs[:5], " ")) {
+				n++
+				if !tested[l] {
+					t.Errorf("%s: a crontab line that is not in examples/cron/crontab (so no test runs it):\n%s", page, l)
+				}
 			}
 		}
 	}

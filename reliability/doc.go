@@ -7,5 +7,5 @@
 // fresh leasewrap and with an independent reader of the files written here
 // from the protocol description (not with lease/*).
 //
-// See docs/RELIABILITY.md for the scenarios, results and commands.
+// See reliability/LOG.md (summary: docs/RELIABILITY.md) for the scenarios, results and commands.
 package reliability

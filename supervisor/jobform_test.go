@@ -30,7 +30,7 @@ func writePID(path string) string {
 // A descendant that calls setsid is still part of the job in the cgroup
 // form: the lease is not settled while it runs; it gets SIGTERM, then
 // SIGKILL after the grace; leasewrap exits with the child's code. (In the
-// process-group form it escapes: docs/RELIABILITY.md.)
+// process-group form it escapes: reliability/LOG.md.)
 func TestSetsidDescendantStaysInTheCgroupJob(t *testing.T) {
 	needCgroup(t)
 	for _, m := range modes {
