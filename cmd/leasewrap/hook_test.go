@@ -201,7 +201,7 @@ func TestHookOnExitAfterALostClaim(t *testing.T) {
 	root, env := claimEnv(t)
 	ready, pidFile, seen := filepath.Join(root, "ready"), filepath.Join(root, "job.pid"), filepath.Join(root, "seen")
 	script := fmt.Sprintf(`echo $$ > %s; touch %s; while :; do sleep 0.02; done`, pidFile, ready)
-	onExit := fmt.Sprintf(`if kill -0 $(cat %s) 2>/dev/null; then j=alive; else j=dead; fi; echo "$LEASEWRAP_OUTCOME $LEASEWRAP_EXIT_CODE $j" > %s`, pidFile, seen)
+	onExit := testutil.OnExitProbe(pidFile, seen)
 	p := startLW(t, env, "claim", "run", "job", "--root", root, "--ttl", "1m", "--renew-every", "100ms", "--kill-grace", "500ms",
 		"--on-start", "test ! -e "+pidFile+" && touch "+filepath.Join(root, "started-first"), "--on-exit", onExit, "--", "sh", "-c", script)
 	waitFor(t, "child ready", func() bool { return exists(ready) })

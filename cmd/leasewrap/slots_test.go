@@ -24,11 +24,7 @@ func TestFlockSlotsCrowd(t *testing.T) {
 	for round := range 2 {
 		var ps []*proc
 		for i := range 10 {
-			wait := "0s"
-			if i%2 == 0 {
-				wait = "30s"
-			}
-			ps = append(ps, startLW(t, nil, "flock", "run", lock, "--slots", "3", "--wait", wait, "--", "sh", "-c", job))
+			ps = append(ps, startLW(t, nil, "flock", "run", lock, "--slots", "3", "--wait", testutil.CrowdWait(i), "--", "sh", "-c", job))
 		}
 		var f1 *exec.Cmd
 		if flock1 != "" {
@@ -39,16 +35,12 @@ func TestFlockSlotsCrowd(t *testing.T) {
 		}
 		// SIGKILL two wrappers once jobs run: their jobs hold on.
 		waitFor(t, "jobs to start", func() bool { b, _ := os.ReadFile(log); return strings.Count(string(b), "s ") >= 3*(round+1) })
-		ps[0].Cmd.Process.Signal(syscall.SIGKILL)
-		ps[4].Cmd.Process.Signal(syscall.SIGKILL)
+		for _, i := range testutil.CrowdKilled {
+			ps[i].Cmd.Process.Signal(syscall.SIGKILL)
+		}
 		for i, p := range ps {
-			code := p.wait(t)
-			switch {
-			case i == 0 || i == 4:
-			case i%2 == 0 && code != 0:
-				t.Fatalf("waiter %d: want 0, have %d\n%s", i, code, &p.stderr)
-			case i%2 == 1 && code != 0 && code != 75:
-				t.Fatalf("try-once %d: want 0 or 75, have %d\n%s", i, code, &p.stderr)
+			if err := testutil.CheckCrowdCode(i, p.wait(t)); err != nil {
+				t.Fatalf("%v\n%s", err, &p.stderr)
 			}
 		}
 		if f1 != nil {

@@ -3,6 +3,7 @@ package testutil
 import (
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -142,4 +143,38 @@ func (k *KilledJobs) Stop() map[int]int64 {
 	close(k.stop)
 	<-k.done
 	return k.seen
+}
+
+// CrowdWait is the --wait of wrapper i of a slot crowd: the even ones
+// wait (long, bounded), the odd ones try once.
+func CrowdWait(i int) string {
+	if i%2 == 0 {
+		return "90s"
+	}
+	return "0s"
+}
+
+// CrowdKilled are the wrappers of a slot crowd that the test SIGKILLs
+// while their jobs run.
+var CrowdKilled = []int{0, 4}
+
+// CheckCrowdCode is nil when wrapper i of a slot crowd exited as it may:
+// anything when it was SIGKILLed, 0 when it waited, 0 or 75 (every slot
+// held) when it tried once.
+func CheckCrowdCode(i, code int) error {
+	switch {
+	case slices.Contains(CrowdKilled, i):
+	case CrowdWait(i) != "0s" && code != 0:
+		return fmt.Errorf("waiter %d: want 0, have %d", i, code)
+	case CrowdWait(i) == "0s" && code != 0 && code != 75:
+		return fmt.Errorf("try-once %d: want 0 or 75, have %d", i, code)
+	}
+	return nil
+}
+
+// OnExitProbe is an on-exit hook that writes "OUTCOME EXIT_CODE alive|dead"
+// to out, dead when the job whose pid is in pidFile has ended: a hook must
+// never run while a lost lease's job is still alive.
+func OnExitProbe(pidFile, out string) string {
+	return fmt.Sprintf(`if kill -0 $(cat %s) 2>/dev/null; then j=alive; else j=dead; fi; echo "$LEASEWRAP_OUTCOME $LEASEWRAP_EXIT_CODE $j" > %s`, pidFile, out)
 }

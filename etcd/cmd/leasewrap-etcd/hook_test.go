@@ -13,6 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/leasewrap/leasewrap/etcd/internal/etcdtest"
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 // TestLockHooks: an on-start hook that outlasts the lock's TTL keeps the
@@ -61,7 +62,7 @@ func TestLockOnExitAfterRevoke(t *testing.T) {
 	c := etcdtest.Start(t, etcdtest.Options{})
 	cli := c.Client(t)
 	pidFile, envFile, seen := tmp(t, "pid"), tmp(t, "env"), tmp(t, "seen")
-	onExit := fmt.Sprintf(`if kill -0 $(cat %s) 2>/dev/null; then j=alive; else j=dead; fi; echo "$LEASEWRAP_OUTCOME $LEASEWRAP_EXIT_CODE $j" > %s`, pidFile, seen)
+	onExit := testutil.OnExitProbe(pidFile, seen)
 	w := startLW(t, nil, lockArgs("rvh", c.Endpoints(), append(fast, "--on-exit", onExit), "sh", "-c",
 		fmt.Sprintf("echo $LEASEWRAP_LEASE_ID > %s; echo $$ > %s.tmp; mv %s.tmp %s; exec sleep 30", envFile, pidFile, pidFile, pidFile))...)
 	readPID(t, pidFile)

@@ -28,11 +28,7 @@ func TestLockSlotsCrowd(t *testing.T) {
 	for round := range 2 {
 		var ws []*wrapper
 		for i := range 10 {
-			wait := "0s"
-			if i%2 == 0 {
-				wait = "60s"
-			}
-			ws = append(ws, startLW(t, nil, lockArgs("pool", c.Endpoints(), append(fast, "--slots", "3", "--wait", wait), "sh", "-c", job)...))
+			ws = append(ws, startLW(t, nil, lockArgs("pool", c.Endpoints(), append(fast, "--slots", "3", "--wait", testutil.CrowdWait(i)), "sh", "-c", job)...))
 		}
 		testutil.WaitFor(t, "jobs to start", 30*time.Second, func() bool {
 			b, _ := os.ReadFile(log)
@@ -58,16 +54,12 @@ func TestLockSlotsCrowd(t *testing.T) {
 				return len(holding) == 3
 			})
 		}
-		ws[0].Cmd.Process.Signal(syscall.SIGKILL)
-		ws[4].Cmd.Process.Signal(syscall.SIGKILL)
+		for _, i := range testutil.CrowdKilled {
+			ws[i].Cmd.Process.Signal(syscall.SIGKILL)
+		}
 		for i, w := range ws {
-			code := w.wait(t, 90*time.Second)
-			switch {
-			case i == 0 || i == 4:
-			case i%2 == 0 && code != 0:
-				t.Fatalf("waiter %d: want 0, have %d:\n%s", i, code, w.out.String())
-			case i%2 == 1 && code != 0 && code != 75:
-				t.Fatalf("try-once %d: want 0 or 75, have %d:\n%s", i, code, w.out.String())
+			if err := testutil.CheckCrowdCode(i, w.wait(t, 2*time.Minute)); err != nil {
+				t.Fatalf("%v:\n%s", err, w.out.String())
 			}
 		}
 	}

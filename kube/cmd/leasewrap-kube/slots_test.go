@@ -31,11 +31,7 @@ func TestKubeSlotsCrowd(t *testing.T) {
 	for round := range 2 {
 		var ps []*kproc
 		for i := range 10 {
-			wait := "0s"
-			if i%2 == 0 {
-				wait = "90s"
-			}
-			ps = append(ps, wrap(t, b, s, kubetest.Runner, "pool", flags(wait), nil, "sh", "-c", job))
+			ps = append(ps, wrap(t, b, s, kubetest.Runner, "pool", flags(testutil.CrowdWait(i)), nil, "sh", "-c", job))
 		}
 		testutil.WaitFor(t, "jobs to start", time.Minute, func() bool {
 			b, _ := os.ReadFile(log)
@@ -60,16 +56,12 @@ func TestKubeSlotsCrowd(t *testing.T) {
 				return held == 3 && code == 0
 			})
 		}
-		ps[0].Cmd.Process.Signal(syscall.SIGKILL)
-		ps[4].Cmd.Process.Signal(syscall.SIGKILL)
+		for _, i := range testutil.CrowdKilled {
+			ps[i].Cmd.Process.Signal(syscall.SIGKILL)
+		}
 		for i, p := range ps {
-			code := p.wait(t, 2*time.Minute)
-			switch {
-			case i == 0 || i == 4:
-			case i%2 == 0 && code != 0:
-				t.Fatalf("waiter %d: want 0, have %d:\n%s", i, code, p.output())
-			case i%2 == 1 && code != 0 && code != 75:
-				t.Fatalf("try-once %d: want 0 or 75, have %d:\n%s", i, code, p.output())
+			if err := testutil.CheckCrowdCode(i, p.wait(t, 2*time.Minute)); err != nil {
+				t.Fatalf("%v:\n%s", err, p.output())
 			}
 		}
 	}
