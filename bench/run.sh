@@ -97,6 +97,14 @@ report="$out/report.md"
     echo '```'
     echo
     bench/strace.sh "$bin"
+    echo
+    echo "## --listen under load (bench/healthload: probes with 1,000 slow or idle connections open, and under a flood)"
+    echo
+    echo '```'
+    phase=5s; [ -n "${BENCH_QUICK:-}" ] && phase=2s
+    $GO run ./bench/healthload -leasewrap "$bin" -phase "$phase" 2>&1 || true
+    echo '```'
+    echo
   fi
   "$out/lwbench" "${args[@]}"
 } | tee "$report"

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/alecthomas/kong"
 
@@ -108,13 +107,15 @@ func ExitCode(err error, stderr io.Writer) int {
 }
 
 // UsageCode is the exit status of a command line kong could not parse: the
-// admin verbs' contract says 2, everything else follows sysexits (64).
+// admin verbs' contract says 2 (a verb of a kind that is not a RunVerb),
+// everything else follows sysexits (64): run verbs, and a command line
+// that names no verb.
 func UsageCode(kctx *kong.Context) int {
-	if kctx != nil {
-		path := strings.Fields(kctx.Command())
-		if len(path) >= 2 && path[1] != "run" && path[1] != "maintain" {
-			return AdminError
-		}
+	if kctx == nil || runVerb(kctx) != nil {
+		return ExitUsage
+	}
+	if n := kctx.Selected(); n != nil && len(n.Children) == 0 && n.Parent != nil && n.Parent.Type == kong.CommandNode {
+		return AdminError
 	}
 	return ExitUsage
 }

@@ -77,7 +77,7 @@ func Main(model any, g *Globals, description, version string, args []string, std
 				kctx = pe.Context // Parse returns no context on error
 			}
 			if pe != nil && pe.Context != nil {
-				errOut = ErrorSink(resolve(format), stderr, verbAttrs(pe.Context)...)
+				errOut = ErrorSink(resolve(format), stderr, errorAttrs(pe.Context, perr)...)
 			}
 			msg := perr.Error()
 			if verb := verbPath(kctx); verb != "" && !strings.HasPrefix(msg, verb+":") {
@@ -85,11 +85,11 @@ func Main(model any, g *Globals, description, version string, args []string, std
 			}
 			fmt.Fprintf(errOut, "leasewrap: %s\n", msg)
 			code = UsageCode(kctx)
-			// A run verb refused after its flags were read still leaves
-			// its --metrics-file (outcome error), unless that is the flag
-			// refused.
+			// A run verb refused after its flags were read still counts
+			// in its --metrics-file (outcome error), unless that is the
+			// flag refused.
 			if !errors.Is(perr, errMetricsFile) {
-				finishObserving(kctx, start, perr, code, newLogger(g, resolve(g.LogFormat), stderr))
+				finishRun(kctx, start, perr, code, newLogger(g, resolve(g.LogFormat), stderr))
 			}
 			return
 		}
@@ -100,8 +100,8 @@ func Main(model any, g *Globals, description, version string, args []string, std
 		out := &outputWriter{w: stdout}
 		kctx.Bind(IO{Out: out, Err: errOut})
 		err := outputFailed(kctx.Run(), UsageCode(kctx) == AdminError, out)
-		code = ExitCode(err, quietSink(g.Quiet, err, ErrorSink(resolve(g.LogFormat), stderr, verbAttrs(kctx)...)))
-		finishObserving(kctx, start, err, code, logger) // --metrics-file
+		code = ExitCode(err, quietSink(g.Quiet, err, ErrorSink(resolve(g.LogFormat), stderr, errorAttrs(kctx, err)...)))
+		finishRun(kctx, start, err, code, logger) // --metrics-file, from the verb's *Report
 	}()
 	return code
 }

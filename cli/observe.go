@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net"
-	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -18,33 +15,35 @@ import (
 	"github.com/oklog/run"
 
 	"github.com/leasewrap/leasewrap/internal/metrics"
-	"github.com/leasewrap/leasewrap/internal/safefile"
 	"github.com/leasewrap/leasewrap/supervisor"
 )
 
 // ObserveFlags are the run verbs' metrics and health flags (see
 // docs/METRICS.md). Neither costs anything when it is not given.
 type ObserveFlags struct {
-	MetricsFile string `name:"metrics-file" placeholder:"PATH" help:"After the run (also a conflict or an error), write its metrics in the Prometheus text format to PATH, atomically, for node_exporter's textfile collector (name it *.prom); leasewrap_runs_total is carried over from the previous file."`
+	MetricsFile string `name:"metrics-file" placeholder:"PATH" help:"After the run, update the Prometheus textfile PATH (name it *.prom, in node_exporter's textfile directory): runs by outcome, skips by reason, last success and failure. A problem with it is an error line; the job's exit code stands."`
+	MetricsName string `name:"metrics-name" placeholder:"NAME" help:"The name label of this job's series in --metrics-file (default: the command's base name, so a per-date key adds no series)."`
 	Listen      string `placeholder:"ADDR" help:"Serve /metrics, /healthz and /readyz over HTTP while the run lasts. A bare port is loopback (9100 = 127.0.0.1:9100); other interfaces only when named (:9100, 0.0.0.0:9100)."`
-
-	obs observation // what the run did, filled in as it goes
 }
 
-// errMetricsFile marks a refused --metrics-file (which then cannot be
-// written either).
-var errMetricsFile = errors.New("metrics file refused")
+// errMetricsFile marks a malformed --metrics-file or --metrics-name.
+var errMetricsFile = errors.New("metrics flags refused")
 
-// maxMetricsFile bounds the previous textfile read back for its counters.
-const maxMetricsFile = 1 << 20
-
-// check refuses, before anything runs, a metrics file leasewrap could not
-// update afterwards (no such directory, something else at the name, a
-// file it did not write) and a --listen address that is not one.
+// check refuses a malformed --metrics-file, --metrics-name or --listen
+// (64). What a well-formed --metrics-file finds on disk is not checked
+// here: it is met after the run, and never costs the job its run.
 func (f *ObserveFlags) check() error {
 	if f.MetricsFile != "" {
-		if err := checkMetricsFile(f.MetricsFile); err != nil {
+		if err := checkMetricsPath(f.MetricsFile); err != nil {
 			return fmt.Errorf("%w: %w: %v", ErrUsage, errMetricsFile, err)
+		}
+	}
+	if f.MetricsName != "" {
+		if f.MetricsFile == "" {
+			return fmt.Errorf("%w: %w: --metrics-name names the series of --metrics-file; give --metrics-file too", ErrUsage, errMetricsFile)
+		}
+		if err := metrics.CheckName(f.MetricsName); err != nil {
+			return fmt.Errorf("%w: %w: --metrics-name: %v", ErrUsage, errMetricsFile, err)
 		}
 	}
 	if f.Listen != "" {
@@ -55,130 +54,88 @@ func (f *ObserveFlags) check() error {
 	return nil
 }
 
-func checkMetricsFile(path string) error {
-	dir := filepath.Dir(path)
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return fmt.Errorf("--metrics-file %s: directory %s does not exist; create it first", path, dir)
-	}
-	prev, err := readMetricsFile(path)
-	if err != nil {
-		return err
-	}
-	_, err = metrics.Textfile(prev, metrics.Run{Outcome: metrics.OutcomeRan})
-	return metricsFileError(path, err)
-}
-
-// readMetricsFile is the previous textfile (nil if there is none), read
-// under safefile's rules: a symlink, FIFO or hard link at path is refused.
-func readMetricsFile(path string) ([]byte, error) {
-	b, err := safefile.ReadBounded(path, maxMetricsFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("--metrics-file %s: %w; it is left as it is: remove it, or name another file", path, err)
-	}
-	return b, nil
-}
-
-func metricsFileError(path string, err error) error {
-	var ce *metrics.CorruptError
-	if errors.As(err, &ce) {
-		return fmt.Errorf("--metrics-file %s is not a metrics file leasewrap wrote (%v); it is left as it is, not updated: move it away or remove it (the counters then start again from 0)", path, err)
-	}
-	if err != nil {
-		return fmt.Errorf("--metrics-file %s: %w", path, err)
+// checkMetricsPath refuses a --metrics-file that names a directory by its
+// spelling alone.
+func checkMetricsPath(path string) error {
+	base := filepath.Base(path)
+	if strings.HasSuffix(path, "/") || base == "." || base == ".." || base == "/" {
+		return fmt.Errorf("--metrics-file %q names a directory; name a file in it, e.g. %s", path, filepath.Join(path, "job.prom"))
 	}
 	return nil
 }
 
-// writeMetricsFile writes the textfile after run: the previous file's
-// counters carried over, a temp file in the same directory, fsync,
-// rename, fsync of the directory.
-func writeMetricsFile(path string, r metrics.Run) error {
-	prev, err := readMetricsFile(path)
-	if err != nil {
-		return err
+// metricsName is the name label of the run's series: --metrics-name, or
+// the command's base name ("" when there is no command).
+func (f *RunFlags) metricsName() string {
+	if f.MetricsName != "" {
+		return f.MetricsName
 	}
-	b, err := metrics.Textfile(prev, r)
-	if err != nil {
-		return metricsFileError(path, err)
+	argv := f.Command
+	if len(argv) > 0 && argv[0] == "--" {
+		argv = argv[1:]
 	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
+	if len(argv) == 0 || argv[0] == "" {
+		return ""
 	}
-	// The temp name does not end in .prom: the collector never reads a
-	// half-written file.
-	f, tmp, err := safefile.CreateTemp(func(int) (string, error) {
-		suffix, err := safefile.RandomHex(6)
-		return filepath.Join(dir, "."+base+".tmp-"+suffix), err
-	}, os.O_WRONLY, 0o644)
-	if err != nil {
-		return fmt.Errorf("--metrics-file %s: create a temp file in %s: %w", path, dir, err)
+	name := filepath.Base(argv[0])
+	if len(name) > metrics.MaxNameLen {
+		name = name[:metrics.MaxNameLen]
 	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
+	if metrics.CheckName(name) != nil {
+		return ""
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path) // replaces a name, never writes through it
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("--metrics-file %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return name
 }
 
-// observation is what one run did, as far as the metrics care.
-type observation struct {
+// RunVerb is a run verb: a command that runs a job under a lease. Every
+// run verb embeds RunFlags, which satisfies it; Main tells run verbs from
+// admin verbs by this type (their exit codes and --metrics-file), never by
+// a verb's name.
+type RunVerb interface{ runFlags() *RunFlags }
+
+func (f *RunFlags) runFlags() *RunFlags { return f }
+
+// LeaseNamer is an optional interface of a run verb: the kind and key of
+// its lease before it is built, for the error line of a command line
+// refused before its Locker exists. Once the Locker exists, its own Kind
+// and Key are used (Report).
+type LeaseNamer interface{ LeaseName() (kind, key string) }
+
+// Report is what a run verb's Supervise returns to Main: the verb's
+// return (Err: an *ExitError with the run's status, or the failure; it
+// unwraps to it) and what the run was, for the --metrics-file and the
+// error line.
+type Report struct {
+	Err       error
+	Kind, Key string             // the Locker's
+	Acquired  time.Time          // when the lease was acquired; zero if never
+	Result    *supervisor.Result // what the run came to; nil if it failed (Err)
+}
+
+func (r *Report) Error() string { return r.Err.Error() }
+func (r *Report) Unwrap() error { return r.Err }
+
+// observer feeds the --listen state and notes the acquisition from the
+// supervisor's events (supervisor.Config.OnEvent).
+type observer struct {
 	mu       sync.Mutex
-	kind     string
-	key      string
-	acquired time.Time          // wall and monotonic; zero until the lease is held
-	result   *supervisor.Result // what the run came to; nil if it failed (an error)
+	acquired time.Time
 	live     *metrics.Live
 }
 
-// observed is a run verb (it embeds RunFlags).
-type observed interface{ observeFlags() *ObserveFlags }
-
-func (f *ObserveFlags) observeFlags() *ObserveFlags { return f }
-
-// setLease names the run's kind and key and returns its live state.
-func (o *observation) setLease(kind, key string) *metrics.Live {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.kind, o.key = kind, key
-	if o.live == nil {
-		o.live = metrics.NewLive(kind, key)
-	}
-	return o.live
-}
-
 // run runs the supervisor, with the --listen server beside it as an actor
-// of the same run.Group when asked for; the run's events feed its metrics.
-func (f *ObserveFlags) run(ctx context.Context, cfg supervisor.Config) (supervisor.Result, error) {
-	live := f.obs.setLease(cfg.Locker.Kind(), cfg.Locker.Key())
+// of the same run.Group when asked for, and reports what the run was.
+func (f *ObserveFlags) run(ctx context.Context, cfg supervisor.Config, rep *Report) (supervisor.Result, error) {
+	o := &observer{live: metrics.NewLive(rep.Kind, rep.Key)}
 	if prev := cfg.OnEvent; prev != nil {
-		cfg.OnEvent = func(ev supervisor.Event) { prev(ev); f.obs.onEvent(ev) }
+		cfg.OnEvent = func(ev supervisor.Event) { prev(ev); o.onEvent(ev) }
 	} else {
-		cfg.OnEvent = f.obs.onEvent
+		cfg.OnEvent = o.onEvent
 	}
-	res, err := f.serve(ctx, cfg, live)
-	if err == nil {
-		f.obs.mu.Lock()
-		f.obs.result = &res
-		f.obs.mu.Unlock()
-	}
+	res, err := f.serve(ctx, cfg, o.live)
+	o.mu.Lock()
+	rep.Acquired = o.acquired
+	o.mu.Unlock()
 	return res, err
 }
 
@@ -231,20 +188,18 @@ func (f *ObserveFlags) serve(ctx context.Context, cfg supervisor.Config, live *m
 	return res, err
 }
 
-// onEvent feeds the run's metrics from the supervisor's events
-// (supervisor.Config.OnEvent). It is called synchronously from the
-// supervisor's goroutines and never blocks: a few assignments under
-// mutexes that nothing holds for longer.
-func (o *observation) onEvent(ev supervisor.Event) {
-	o.mu.Lock()
+// onEvent feeds the run's metrics from the supervisor's events. It is
+// called synchronously from the supervisor's goroutines and never blocks:
+// a few assignments under mutexes that nothing holds for longer.
+func (o *observer) onEvent(ev supervisor.Event) {
+	if ev.Type == supervisor.EventAcquired {
+		o.mu.Lock()
+		if o.acquired.IsZero() {
+			o.acquired = ev.Time
+		}
+		o.mu.Unlock()
+	}
 	live := o.live
-	if ev.Type == supervisor.EventAcquired && o.acquired.IsZero() {
-		o.acquired = ev.Time
-	}
-	o.mu.Unlock()
-	if live == nil {
-		return
-	}
 	switch ev.Type {
 	case supervisor.EventWaiting:
 		live.Waiting(ev.Holder, ev.Time)
@@ -261,55 +216,74 @@ func (o *observation) onEvent(ev supervisor.Event) {
 	}
 }
 
-// metricsOutcome is the runs_total outcome of a run: its Result's
-// outcome, or error when the run failed (res nil: usage, a command that
-// cannot run, I/O, a refused record, a lease that could not be settled).
-func metricsOutcome(res *supervisor.Result) string {
+// metricsOutcome sorts what a run came to into the textfile's run
+// outcomes and skip reasons (exactly one of the two is set). res is nil
+// when the run failed (an error: usage, a command that cannot run, I/O, a
+// refused record, a lease that could not be settled).
+func metricsOutcome(res *supervisor.Result) (outcome, skip string) {
 	if res == nil {
-		return metrics.OutcomeError
+		return metrics.OutcomeError, ""
 	}
 	switch res.Outcome {
 	case supervisor.Ran:
-		return metrics.OutcomeRan
-	case supervisor.Replayed:
-		return metrics.OutcomeReplayed
-	case supervisor.Conflict:
-		return metrics.OutcomeConflict
+		if res.ExitCode == 0 {
+			return metrics.OutcomeSuccess, ""
+		}
+		return metrics.OutcomeFailure, ""
+	case supervisor.TimedOut:
+		return metrics.OutcomeTimeout, ""
 	case supervisor.Lost:
-		return metrics.OutcomeLost
+		return metrics.OutcomeLost, ""
+	case supervisor.Replayed:
+		return "", metrics.SkipReplayed
+	case supervisor.Conflict:
+		if errors.Is(res.Cause, supervisor.ErrWaitTimeout) {
+			return "", metrics.SkipWait
+		}
+		return "", metrics.SkipHeld
+	case supervisor.Aborted:
+		return "", metrics.SkipAborted
 	}
-	return metrics.OutcomeError // aborted by a signal, a failed pre-step
+	return metrics.OutcomeError, "" // a failed pre-step: the command never ran
 }
 
-// finishObserving writes the --metrics-file of the run verb kctx ran, if
-// it asked for one: err is what it returned, code the exit status, start
-// when it began. A failure is logged; the run's exit status stands.
-func finishObserving(kctx *kong.Context, start time.Time, err error, code int, logger *slog.Logger) {
-	f := observedFlags(kctx)
-	if f == nil || f.MetricsFile == "" {
+// finishRun updates the --metrics-file of the run verb kctx ran, if it is
+// one and asked for it: err is what the verb returned (a *Report once its
+// lease was built), code the exit status, start when it began. A problem
+// with the file is one ERROR line (shown under -q too); the run's exit
+// status stands.
+func finishRun(kctx *kong.Context, start time.Time, err error, code int, logger *slog.Logger) {
+	rv := runVerb(kctx)
+	if rv == nil {
 		return
 	}
-	end := time.Now()
-	o := &f.obs
-	o.mu.Lock()
-	kind, key, acquired, res := o.kind, o.key, o.acquired, o.result
-	o.mu.Unlock()
-	if kind == "" { // refused before its lease was built
-		kind, key = commandKind(kctx), commandKey(kctx)
+	f := rv.runFlags()
+	if f.MetricsFile == "" {
+		return
 	}
-	wait := end.Sub(start) // never acquired: it waited all along
-	if !acquired.IsZero() {
-		wait = acquired.Sub(start)
+	r := metrics.Run{Name: f.metricsName(), Start: start, End: time.Now(), ExitCode: code}
+	var rep *Report
+	if errors.As(err, &rep) {
+		r.Kind = rep.Kind
+		r.Outcome, r.Skip = metricsOutcome(rep.Result)
+		if !rep.Acquired.IsZero() {
+			r.Wait = max(rep.Acquired.Sub(start), 0)
+		}
+	} else {
+		r.Outcome = metrics.OutcomeError // refused before its lease was built
 	}
-	r := metrics.Run{Kind: kind, Key: key, Outcome: metricsOutcome(res), ExitCode: code, Start: start, Duration: end.Sub(start), Wait: max(wait, 0)}
+	if r.Name == "" {
+		// A command line refused before it named a command (its own
+		// error line says so): nothing names the series.
+		return
+	}
 	if werr := writeMetricsFile(f.MetricsFile, r); werr != nil {
-		logger.Error("metrics file not written; the run's exit status stands", "kind", kind, "key", key, "err", werr)
+		logger.Error("metrics file not updated; the run's exit status stands", "name", r.Name, "err", werr)
 	}
 }
 
-// observedFlags are the ObserveFlags of the verb kctx selected, if it is a
-// run verb.
-func observedFlags(kctx *kong.Context) *ObserveFlags {
+// runVerb is the verb kctx selected if it is a run verb, else nil.
+func runVerb(kctx *kong.Context) RunVerb {
 	if kctx == nil || kctx.Selected() == nil {
 		return nil
 	}
@@ -317,48 +291,20 @@ func observedFlags(kctx *kong.Context) *ObserveFlags {
 	if !t.IsValid() || !t.CanAddr() {
 		return nil
 	}
-	if o, ok := t.Addr().Interface().(observed); ok {
-		return o.observeFlags()
-	}
-	return nil
+	rv, _ := t.Addr().Interface().(RunVerb)
+	return rv
 }
 
-// commandKind is the lease kind a verb path names ("reserve run" is a
-// reservation).
-func commandKind(kctx *kong.Context) string {
-	w := strings.Fields(kctx.Command())
-	if len(w) == 0 {
-		return ""
-	}
-	if w[0] == "reserve" {
-		return "reservation"
-	}
-	return w[0]
-}
-
-// commandKey is the verb's first positional argument (its key or name).
-func commandKey(kctx *kong.Context) string {
-	for _, p := range kctx.Selected().Positional {
-		if p.Name != "command" && p.Target.IsValid() && p.Target.Kind() == reflect.String {
-			return p.Target.String()
-		}
-	}
-	return ""
-}
-
-// verbAttrs are the kind and key of the verb kctx selected, for
-// leasewrap's own error lines (none for a command line without a verb).
-func verbAttrs(kctx *kong.Context) []slog.Attr {
-	if kctx == nil || kctx.Selected() == nil {
-		return nil
-	}
-	kind, key := commandKind(kctx), commandKey(kctx)
-	if f := observedFlags(kctx); f != nil {
-		f.obs.mu.Lock()
-		if f.obs.kind != "" {
-			kind, key = f.obs.kind, f.obs.key
-		}
-		f.obs.mu.Unlock()
+// errorAttrs are the kind and key for leasewrap's own error line about
+// err: the Locker's (a *Report), else what a run verb names before its
+// lease is built (LeaseNamer), else none.
+func errorAttrs(kctx *kong.Context, err error) []slog.Attr {
+	var kind, key string
+	var rep *Report
+	if errors.As(err, &rep) {
+		kind, key = rep.Kind, rep.Key
+	} else if n, ok := runVerb(kctx).(LeaseNamer); ok {
+		kind, key = n.LeaseName()
 	}
 	var attrs []slog.Attr
 	if kind != "" {

@@ -122,17 +122,23 @@ func (f *RunFlags) exitCode(res supervisor.Result, err error) int {
 	return RunExitCode(res, f.ConflictExitCode)
 }
 
-// Supervise runs cfg's command under its lease and returns the run's
-// outcome as the status Main exits with (RunExitCode), or the failure.
+// Supervise runs cfg's command under its lease and returns a *Report to
+// Main: the run's outcome as the status Main exits with (RunExitCode), or
+// the failure, and what the run was (the Locker's kind and key, when it
+// acquired, its Result) for --metrics-file.
 func (f *RunFlags) Supervise(ctx context.Context, cfg supervisor.Config) error {
+	rep := &Report{Kind: cfg.Locker.Kind(), Key: cfg.Locker.Key()}
 	// supervisor.Run refuses a command that cannot run before anything is
 	// acquired, with env(1)'s codes (127 not found, 126 not executable); a
 	// file without #! runs through /bin/sh, as execvp does.
-	res, err := f.ObserveFlags.run(ctx, cfg) // supervisor.Run, with --listen beside it
+	res, err := f.ObserveFlags.run(ctx, cfg, rep) // supervisor.Run, with --listen beside it
 	if err != nil {
-		return err
+		rep.Err = err
+		return rep
 	}
-	return Outcome(res, f.ConflictExitCode, cfg.Logger)
+	rep.Result = &res
+	rep.Err = Outcome(res, f.ConflictExitCode, cfg.Logger)
+	return rep
 }
 
 // Outcome is a run's Result as the verb's return: an *ExitError with the

@@ -52,9 +52,9 @@ say "session: own a session while the child runs, with the owner record's lock i
 "$LW" session run 5f0c6d4e-3b1a-4f59-9b8e-0d7f2a9c1e42 --root "$SCRATCH/bcode" --epoch 6 -- "$CHILD"
 
 # --- metrics (ops): --metrics-file, for node_exporter's textfile collector ---
-say "metrics: each run leaves a Prometheus textfile; runs_total is carried across runs"
-"$LW" claim run metrics:demo --root "$SCRATCH" --metrics-file "$SCRATCH/demo.prom" -- true
-"$LW" claim run metrics:demo --root "$SCRATCH" --metrics-file "$SCRATCH/demo.prom" -- sh -c 'exit 3' || echo "second run exited $?"
+say "metrics: each run updates a Prometheus textfile; runs_total is carried across runs"
+"$LW" claim run metrics:demo --root "$SCRATCH" --metrics-file "$SCRATCH/demo.prom" --metrics-name demo -- true
+"$LW" claim run metrics:demo --root "$SCRATCH" --metrics-file "$SCRATCH/demo.prom" --metrics-name demo -- sh -c 'exit 3' || echo "second run exited $?"
 grep -v '^#' "$SCRATCH/demo.prom"
 # --- end of metrics ---
 

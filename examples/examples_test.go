@@ -71,7 +71,7 @@ func TestDemo(t *testing.T) {
 		"third flock wrapper ran after the holder exited", "flock(1) -n got the lock once every wrapper was done",
 		"child.sh: holding flock", "second wrapper exited 75", "third wrapper ran after the holder exited", `{"key":"build:nightly","state":"free"}`,
 		"retry exited 0 (replayed)", "fd 3 is locked", "done: every lease was settled",
-		`leasewrap_runs_total{kind="claim",key="metrics:demo",outcome="ran"} 2`, `leasewrap_last_exit_code{kind="claim",key="metrics:demo"} 3`} {
+		`leasewrap_runs_total{name="demo",kind="claim",outcome="success"} 1`, `leasewrap_runs_total{name="demo",kind="claim",outcome="failure"} 1`, `leasewrap_last_run_exit_code{name="demo",kind="claim"} 3`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("want %q in the demo's output:\n%s", want, out)
 		}
@@ -161,10 +161,11 @@ func newCronScratch(t *testing.T) *cronScratch {
 		os.WriteFile(p, []byte(script), 0o755)
 		return p
 	}
-	for _, d := range []string{"lock", "jobs", "orch"} {
-		os.Mkdir(filepath.Join(home, d), 0o755)
+	for _, d := range []string{"lock", "jobs", "orch", "node_exporter/textfile"} {
+		os.MkdirAll(filepath.Join(home, d), 0o755)
 	}
 	s.r = strings.NewReplacer("/var/lock", filepath.Join(home, "lock"), "/var/lib/jobs", filepath.Join(home, "jobs"),
+		"/var/lib/node_exporter", filepath.Join(home, "node_exporter"),
 		"/var/lib/orchestratectl", filepath.Join(home, "orch"),
 		"/usr/local/bin/sync-data", fake("sync-data"), "/usr/local/bin/export-day", fake("export-day"))
 	return s
@@ -192,8 +193,8 @@ func (s *cronScratch) waitReady(t *testing.T) {
 // and a reservation's later fire replays, silently.
 func TestCrontab(t *testing.T) {
 	cmds := crontabCommands(t)
-	if len(cmds) != 4 {
-		t.Fatalf("want 4 crontab entries, have %d", len(cmds))
+	if len(cmds) != 5 {
+		t.Fatalf("want 5 crontab entries, have %d", len(cmds))
 	}
 	for _, c := range cmds {
 		t.Run(strings.Fields(c)[2], func(t *testing.T) {
@@ -241,6 +242,14 @@ func TestCrontab(t *testing.T) {
 			if pings != nil {
 				if have, want := pings.String(), "/UUID/start /UUID/0 /UUID/start /UUID/0"; have != want {
 					t.Fatalf("%s\nwant the pings %q (none for the skipped fire), have %q", line, want, have)
+				}
+			}
+			if strings.Contains(line, "--metrics-file") { // two runs, the overlapping fire a skip
+				b, _ := os.ReadFile(filepath.Join(s.home, "node_exporter", "textfile", "sync-data.prom"))
+				for _, want := range []string{`leasewrap_runs_total{name="sync-data",kind="flock",outcome="success"} 2`, `leasewrap_skips_total{name="sync-data",kind="flock",reason="held"} 1`} {
+					if !strings.Contains(string(b), want+"\n") {
+						t.Errorf("%s\nwant %s in the textfile:\n%s", line, want, b)
+					}
 				}
 			}
 		})
@@ -394,7 +403,7 @@ var cronTime = regexp.MustCompile(`^([0-9*/,-]+ ){4}[0-9*/,-]+$`)
 // pages its crontab text moved to show is one of examples/cron/crontab's,
 // which TestCrontab runs as cron does.
 func TestReadmeCrontabLinesAreTested(t *testing.T) {
-	pages := []string{"../docs/USAGE.md", "../docs/FLOCK.md", "../docs/CLAIMS.md", "../docs/RESERVATIONS.md"}
+	pages := []string{"../docs/USAGE.md", "../docs/FLOCK.md", "../docs/CLAIMS.md", "../docs/RESERVATIONS.md", "../docs/METRICS.md"}
 	tested := map[string]bool{}
 	f, _ := os.ReadFile("cron/crontab")
 	for _, l := range strings.Split(string(f), "\n") {

@@ -1,15 +1,19 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/internal/testutil"
+	"github.com/leasewrap/leasewrap/internal/testutil/httpload"
 	"github.com/leasewrap/leasewrap/internal/testutil/promtest"
 )
 
@@ -92,18 +96,20 @@ func TestListenWhileHeldAndAfterLoss(t *testing.T) {
 	w.Cmd.Process.Signal(os.Interrupt)
 	w.wait(t)
 
-	// Lost: the claim is replaced. Until leasewrap exits, it says so.
+	// Lost: the claim is replaced. Until leasewrap exits, /readyz says so;
+	// /healthz, liveness, stays 200 (leasewrap stops the job and exits by
+	// itself) and says the lease was lost.
 	if err := os.WriteFile(claimFile(root, "job"), []byte(claimYAML("job", "thief", os.Getpid())), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var hcode int
-	waitFor(t, "/healthz to turn 503", func() bool {
-		hcode, _ = testutil.Get(addr, "/healthz")
-		return hcode != 200
+	var rcode int
+	waitFor(t, "/readyz to turn 503", func() bool {
+		rcode, _ = testutil.Get(addr, "/readyz")
+		return rcode != 200
 	})
-	if hcode == 503 { // still running: in the kill grace
-		if code, _ := testutil.Get(addr, "/readyz"); code != 503 && code != 0 {
-			t.Fatalf("lost: /readyz want 503, have %d", code)
+	if rcode == 503 { // still running: in the kill grace
+		if code, body := testutil.Get(addr, "/healthz"); code != 200 && code != 0 || code == 200 && !strings.Contains(body, "lost") {
+			t.Fatalf("lost: /healthz want 200 saying lost, have %d %q", code, body)
 		}
 		_, body = testutil.Get(addr, "/metrics")
 		if strings.Contains(body, "leasewrap_lease_held") && gauge(t, body, "leasewrap_lease_held") != 0 {
@@ -133,6 +139,81 @@ func TestListenRefusesATakenAddress(t *testing.T) {
 	}
 	os.WriteFile(gone, nil, 0o644)
 	p.wait(t)
+}
+
+// TestListenHealthUnderLoad: with 1,000 slow or idle connections open
+// (a request head a byte every 0.3 s, or nothing), and under a flood of
+// connections, every /healthz and /readyz probe gets the true answer; the
+// memory of leasewrap stays bounded; the job, its exit code and its lease
+// are untouched. The bound here is loose (5 s a probe, 64 MiB) for a
+// loaded machine: bench/healthload measures the 1 s contract strictly.
+func TestListenHealthUnderLoad(t *testing.T) {
+	dir := t.TempDir()
+	ready, gone := filepath.Join(dir, "ready"), filepath.Join(dir, "gone")
+	p := startLW(t, nil, "flock", "run", filepath.Join(dir, "job.lock"), "--listen", "127.0.0.1:0", "--", "sh", "-c", holdUntil(ready, gone)+"; exit 7")
+	addr := listenAddr(t, p)
+	waitFor(t, "child ready", func() bool { return exists(ready) })
+	// A flock has no TTL: its look at the lock is a check, not a renewal.
+	if _, body := testutil.Get(addr, "/metrics"); !strings.Contains(body, "leasewrap_lease_checks_total{") || strings.Contains(body, "leasewrap_renewals_total") {
+		t.Fatalf("a flock's /metrics: want checks, no renewals:\n%s", body)
+	}
+	probe := func(phase string) time.Duration {
+		t.Helper()
+		var worst time.Duration
+		for i := range 10 {
+			for path, want := range map[string]string{"/healthz": "ok", "/readyz": "lease held"} {
+				code, body, took, err := httpload.Probe(addr, path, 5*time.Second)
+				if err != nil || code != 200 || !strings.Contains(body, want) {
+					t.Fatalf("%s, probe %d of %s: want 200 %q, have %d %q after %v (%v)", phase, i, path, want, code, body, took, err)
+				}
+				worst = max(worst, took)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		return worst
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	slow := httpload.Slow(ctx, addr, 500, 300*time.Millisecond)
+	idle := httpload.Slow(ctx, addr, 500, 0)
+	waitFor(t, "1,000 connections open", func() bool { return slow.Open()+idle.Open() >= 1000 })
+	t.Logf("1,000 slow and idle connections: slowest probe %v", probe("1,000 slow and idle connections"))
+	slow.Stop()
+	idle.Stop()
+
+	fctx, fcancel := context.WithTimeout(ctx, 3*time.Second)
+	defer fcancel()
+	flooded := make(chan int64, 1)
+	go func() { flooded <- httpload.Flood(fctx, addr, 32, 20000) }()
+	t.Logf("a flood: slowest probe %v", probe("a flood"))
+	t.Logf("the flood opened %d connections", <-flooded)
+
+	// The lease was looked after throughout: no check failed.
+	if _, body := testutil.Get(addr, "/metrics"); !strings.Contains(body, `leasewrap_lease_checks_total{kind="flock",key="`+filepath.Join(dir, "job.lock")+`",result="error"} 0`+"\n") {
+		t.Errorf("after the load: want no failed lease check:\n%s", body)
+	}
+	hwm := vmHWM(t, p.Cmd.Process.Pid)
+	t.Logf("leasewrap's peak RSS (VmHWM): %d KiB", hwm)
+	if hwm > 64<<10 {
+		t.Errorf("leasewrap's peak RSS %d KiB: want at most 64 MiB", hwm)
+	}
+	os.WriteFile(gone, nil, 0o644)
+	if have := p.wait(t); have != 7 {
+		t.Fatalf("want the job's 7, have %d\n%s", have, &p.stderr)
+	}
+}
+
+// vmHWM is the peak resident set of pid, in KiB.
+func vmHWM(t *testing.T, pid int) int {
+	t.Helper()
+	for _, l := range strings.Split(string(must(os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)))), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return n
+		}
+	}
+	t.Fatalf("no VmHWM for pid %d", pid)
+	return 0
 }
 
 func must[T any](v T, err error) T {

@@ -22,6 +22,7 @@ type Live struct {
 	waiting  time.Time // since when it waits; zero when not waiting
 	holder   string    // the other holder it waits for, if known
 	fence    time.Time // monotonic; zero: none
+	checks   bool      // acquired without a TTL: a Renewed is a liveness check, not a renewal
 	renewOK  uint64
 	renewErr uint64
 	buckets  []uint64 // counts per RenewalBuckets bound (not cumulative)
@@ -46,15 +47,18 @@ func (l *Live) Waiting(holder string, at time.Time) {
 }
 
 // Acquired records that the lease is held, fenced at fence (monotonic;
-// zero for a lease without TTL).
+// zero for a lease without TTL, whose Renewed calls are then liveness
+// checks: a flock kind's look at its descriptor every 5 s renews nothing).
 func (l *Live) Acquired(fence time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.held, l.waiting, l.holder, l.fence = true, time.Time{}, "", fence
+	l.checks = fence.IsZero()
 }
 
-// Renewed records one renewal attempt: its latency, its error (nil on
-// success) and the fence in force after it.
+// Renewed records one renewal attempt (or liveness check, for a lease
+// without TTL): its latency, its error (nil on success) and the fence in
+// force after it.
 func (l *Live) Renewed(latency time.Duration, err error, fence time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -96,7 +100,8 @@ func (l *Live) Released() {
 	l.held = false
 }
 
-// Healthy is /healthz: leasewrap runs and has not lost its lease.
+// Healthy reports that the lease was not lost (/healthz says which in its
+// body; its status is the process's liveness, 200 either way).
 func (l *Live) Healthy() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -138,20 +143,25 @@ func (l *Live) Families(now time.Time) []Family {
 	if l.held && !l.fence.IsZero() {
 		fams = append(fams, one("leasewrap_fence_seconds", "Seconds until the fencing deadline: the command is stopped then unless a renewal succeeds first.", Gauge, l.fence.Sub(now).Seconds()))
 	}
-	fams = append(fams, Family{Name: "leasewrap_renewals_total", Help: "Renewal attempts of the lease, by result (ok or error).", Type: Counter,
-		Samples: []Sample{{Labels: with("result", "ok"), Value: float64(l.renewOK)}, {Labels: with("result", "error"), Value: float64(l.renewErr)}}})
-	h := Family{Name: "leasewrap_renewal_duration_seconds", Help: "Latency of the lease's renewal attempts, in seconds.", Type: Histogram}
-	var cum uint64
-	for i, ub := range RenewalBuckets {
-		cum += l.buckets[i]
-		h.Samples = append(h.Samples, Sample{Suffix: "_bucket", Labels: with("le", formatValue(ub)), Value: float64(cum)})
+	if l.checks {
+		fams = append(fams, Family{Name: "leasewrap_lease_checks_total", Help: "Liveness checks of a lease without TTL (nothing to renew: is it still ours?), by result (ok or error).", Type: Counter,
+			Samples: []Sample{{Labels: with("result", "ok"), Value: float64(l.renewOK)}, {Labels: with("result", "error"), Value: float64(l.renewErr)}}})
+	} else {
+		fams = append(fams, Family{Name: "leasewrap_renewals_total", Help: "Renewal attempts of the lease, by result (ok or error).", Type: Counter,
+			Samples: []Sample{{Labels: with("result", "ok"), Value: float64(l.renewOK)}, {Labels: with("result", "error"), Value: float64(l.renewErr)}}})
+		h := Family{Name: "leasewrap_renewal_duration_seconds", Help: "Latency of the lease's renewal attempts, in seconds.", Type: Histogram}
+		var cum uint64
+		for i, ub := range RenewalBuckets {
+			cum += l.buckets[i]
+			h.Samples = append(h.Samples, Sample{Suffix: "_bucket", Labels: with("le", formatValue(ub)), Value: float64(cum)})
+		}
+		cum += l.buckets[len(RenewalBuckets)]
+		h.Samples = append(h.Samples,
+			Sample{Suffix: "_bucket", Labels: with("le", "+Inf"), Value: float64(cum)},
+			Sample{Suffix: "_sum", Labels: base, Value: l.latSum},
+			Sample{Suffix: "_count", Labels: base, Value: float64(cum)})
+		fams = append(fams, h)
 	}
-	cum += l.buckets[len(RenewalBuckets)]
-	h.Samples = append(h.Samples,
-		Sample{Suffix: "_bucket", Labels: with("le", "+Inf"), Value: float64(cum)},
-		Sample{Suffix: "_sum", Labels: base, Value: l.latSum},
-		Sample{Suffix: "_count", Labels: base, Value: float64(cum)})
-	fams = append(fams, h)
 	if l.pid != 0 {
 		fams = append(fams,
 			one("leasewrap_child_pid", "Process id of the wrapped command.", Gauge, float64(l.pid)),

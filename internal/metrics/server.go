@@ -3,21 +3,36 @@ package metrics
 import (
 	"bufio"
 	"bytes"
+	"container/list"
+	"errors"
 	"fmt"
 	"net"
 	"net/textproto"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
 // Server serves a Live state read-only over HTTP/1.1: GET (or HEAD)
 // /metrics, /healthz and /readyz; anything else is 404, any other method
-// 405. It reads nothing but a bounded request head (MaxRequestHead bytes
-// within ConnTimeout), answers with Connection: close, and handles at most
-// MaxConns connections at once (more are closed with 503). Nothing it
-// serves changes anything.
+// 405. Nothing it serves changes anything.
+//
+// It is built to answer a probe at once whatever else is connected. It
+// reads nothing but a request head of at most MaxRequestHead bytes, which
+// must arrive complete within HeadTimeout; it answers with Connection:
+// close. It keeps at most MaxConns connections: a new one beyond that
+// closes the oldest (a probe sends its head at once and is answered in
+// microseconds, so the oldest is a slow or idle client, or one already
+// gone), and the accept loop then yields, so that the connections just
+// accepted read their heads before more are accepted. No connection is
+// ever answered "busy", and /healthz is 200 while leasewrap runs. Accept
+// errors that pass (out of descriptors, an aborted handshake) are retried
+// with a back-off of at most a second, never the end of the endpoint. So
+// its memory is bounded by MaxConns (a goroutine and a 1 KiB read buffer
+// each) whatever the load: docs/METRICS.md gives the measurement.
 //
 // It is written on package net rather than net/http so that leasewrap
 // links no HTTP stack for runs that do not ask for --listen (see the
@@ -29,7 +44,8 @@ type Server struct {
 
 	mu     sync.Mutex
 	ln     net.Listener
-	conns  map[net.Conn]struct{}
+	conns  map[net.Conn]*list.Element // each connection's place in order
+	order  list.List                  // open connections, oldest first
 	closed bool
 	wg     sync.WaitGroup
 }
@@ -37,8 +53,9 @@ type Server struct {
 // Bounds of the request handling.
 const (
 	MaxRequestHead = 8 << 10
-	ConnTimeout    = 5 * time.Second
-	MaxConns       = 8
+	HeadTimeout    = 2 * time.Second // for the whole request head
+	WriteTimeout   = 2 * time.Second // for the whole answer
+	MaxConns       = 1024
 )
 
 // ListenAddr is the address --listen ADDR means: a bare port is loopback
@@ -62,7 +79,7 @@ func ListenAddr(addr string) (string, error) {
 }
 
 // Serve accepts connections on ln until Close. It returns nil after Close,
-// else the accept error.
+// else an accept error that does not pass.
 func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
 	if s.closed {
@@ -70,9 +87,10 @@ func (s *Server) Serve(ln net.Listener) error {
 		ln.Close()
 		return nil
 	}
-	s.ln, s.conns = ln, map[net.Conn]struct{}{}
+	s.ln, s.conns = ln, map[net.Conn]*list.Element{}
 	s.mu.Unlock()
 	defer s.wg.Wait() // every connection's goroutine ends before Serve returns
+	var backoff time.Duration
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -82,35 +100,67 @@ func (s *Server) Serve(ln net.Listener) error {
 			if closed {
 				return nil
 			}
-			if ne, ok := err.(net.Error); ok && ne.Timeout() {
-				time.Sleep(10 * time.Millisecond)
-				continue
+			if !passing(err) {
+				return err
 			}
-			return err
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			time.Sleep(backoff)
+			continue
 		}
+		backoff = 0
 		s.mu.Lock()
-		if s.closed || len(s.conns) >= MaxConns {
-			busy := !s.closed
+		if s.closed {
 			s.mu.Unlock()
-			if busy {
-				c.SetWriteDeadline(time.Now().Add(time.Second))
-				respond(c, "GET", 503, "text/plain", []byte("busy\n"))
-			}
 			c.Close()
 			continue
 		}
-		s.conns[c] = struct{}{}
+		full := s.order.Len() >= MaxConns
+		if full {
+			// The oldest goes (its goroutine sees its read fail): a
+			// slow or idle client, or one already gone, never the one
+			// just accepted, which may be a probe.
+			oldest := s.order.Front()
+			o := oldest.Value.(net.Conn)
+			o.Close()
+			delete(s.conns, o)
+			s.order.Remove(oldest)
+		}
+		s.conns[c] = s.order.PushBack(c)
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go func() { // joined by Serve (wg) and ended by Close (conn closed)
 			defer s.wg.Done()
 			s.handle(c)
 			s.mu.Lock()
-			delete(s.conns, c)
+			if e, ok := s.conns[c]; ok {
+				delete(s.conns, c)
+				s.order.Remove(e)
+			}
 			s.mu.Unlock()
 			c.Close()
 		}()
+		if full {
+			// Under pressure, let the connections accepted so far read
+			// their heads before more are accepted: a probe is answered
+			// long before MaxConns newer connections could push it out.
+			runtime.Gosched()
+		}
 	}
+}
+
+// passing reports whether an accept error passes by itself (net/http
+// retries the same ones): a timeout, a connection aborted before it was
+// accepted, descriptors or buffers exhausted for now.
+func passing(err error) bool {
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		return true
+	}
+	for _, e := range []error{syscall.ECONNABORTED, syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM, syscall.EPROTO, syscall.EPERM} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // Close stops Serve: the listener and every open connection are closed.
@@ -130,9 +180,13 @@ func (s *Server) Close() {
 	}
 }
 
+// readBufSize is a connection's read buffer: a probe's head fits; a
+// larger one (up to MaxRequestHead) is read in several fills.
+const readBufSize = 1 << 10
+
 func (s *Server) handle(c net.Conn) {
-	c.SetDeadline(time.Now().Add(ConnTimeout))
-	r := bufio.NewReader(&limitedConn{c: c, left: MaxRequestHead})
+	c.SetReadDeadline(time.Now().Add(HeadTimeout))
+	r := bufio.NewReaderSize(&limitedConn{c: c, left: MaxRequestHead}, readBufSize)
 	tp := textproto.NewReader(r)
 	line, err := tp.ReadLine()
 	if err != nil {
@@ -154,6 +208,7 @@ func (s *Server) handle(c net.Conn) {
 	}
 	path, _, _ := strings.Cut(target, "?")
 	status, ctype, body := s.route(path)
+	c.SetWriteDeadline(time.Now().Add(WriteTimeout))
 	respond(c, method, status, ctype, body)
 }
 
@@ -169,10 +224,13 @@ func (s *Server) route(path string) (int, string, []byte) {
 		Write(&b, s.Live.Families(now()))
 		return 200, "text/plain; version=0.0.4; charset=utf-8", b.Bytes()
 	case "/healthz":
+		// Liveness: leasewrap runs and answers. A lost lease is /readyz's
+		// and leasewrap's own business (it stops the job and exits 76): a
+		// restart by the kubelet would only race it.
 		if s.Live.Healthy() {
 			return 200, "text/plain", []byte("ok\n")
 		}
-		return 503, "text/plain", []byte("lease lost\n")
+		return 200, "text/plain", []byte("ok: the lease was lost; the job is being stopped and leasewrap exits\n")
 	case "/readyz":
 		if s.Live.Ready() {
 			return 200, "text/plain", []byte("ok: lease held\n")

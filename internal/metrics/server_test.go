@@ -4,14 +4,23 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/testutil"
 	"github.com/leasewrap/leasewrap/internal/testutil/promtest"
 )
 
 func startServer(t *testing.T, l *Live) string {
+	t.Helper()
+	_, url := startServerS(t, l)
+	return url
+}
+
+func startServerS(t *testing.T, l *Live) (*Server, string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -31,7 +40,7 @@ func startServer(t *testing.T, l *Live) string {
 			t.Error("Serve did not return after Close")
 		}
 	})
-	return "http://" + ln.Addr().String()
+	return s, "http://" + ln.Addr().String()
 }
 
 func get(t *testing.T, method, url string, body io.Reader) (int, string) {
@@ -74,8 +83,10 @@ func TestServerRoutes(t *testing.T) {
 		t.Error("held: want leasewrap_lease_held 1")
 	}
 	l.Lost()
-	if have, _ := get(t, "GET", base+"/healthz", nil); have != 503 {
-		t.Errorf("lost: healthz want 503, have %d", have)
+	// /healthz is liveness: leasewrap runs (it stops the job and exits by
+	// itself); only /readyz follows the lease.
+	if have, body := get(t, "GET", base+"/healthz", nil); have != 200 || !strings.Contains(body, "lost") {
+		t.Errorf("lost: healthz want 200 saying lost, have %d %q", have, body)
 	}
 	if have, _ := get(t, "GET", base+"/readyz", nil); have != 503 {
 		t.Errorf("lost: readyz want 503, have %d", have)
@@ -96,6 +107,51 @@ func TestServerBoundsTheRequest(t *testing.T) {
 	b, _ := io.ReadAll(c)
 	if !strings.HasPrefix(string(b), "HTTP/1.1 400 ") {
 		t.Fatalf("oversized head: want 400, have %.40q", b)
+	}
+}
+
+// TestServerEvictsTheOldestNeverAnswersBusy: with more than MaxConns idle
+// connections open, a probe is answered (200, never "busy") and the
+// oldest idle connections are the ones closed.
+func TestServerEvictsTheOldestNeverAnswersBusy(t *testing.T) {
+	s, base := startServerS(t, NewLive("claim", "k"))
+	addr := strings.TrimPrefix(base, "http://")
+	var idle []net.Conn
+	t.Cleanup(func() {
+		for _, c := range idle {
+			c.Close()
+		}
+	})
+	for range MaxConns + 16 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idle = append(idle, c)
+	}
+	testutil.WaitFor(t, "the server to hold MaxConns connections", 10*time.Second, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.order.Len() == MaxConns
+	})
+	if code, body := get(t, "GET", base+"/healthz", nil); code != 200 || body != "ok\n" {
+		t.Fatalf("with %d idle connections: want 200 ok, have %d %q", len(idle), code, body)
+	}
+	// The first ones accepted were closed by the server (EOF), not answered.
+	idle[0].SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := idle[0].Read(make([]byte, 64)); n != 0 || err == nil {
+		t.Errorf("the oldest connection: want it closed unanswered, have %d bytes, %v", n, err)
+	}
+}
+
+func TestAcceptErrorsThatPass(t *testing.T) {
+	for _, err := range []error{syscall.EMFILE, syscall.ECONNABORTED, &net.OpError{Op: "accept", Err: os.NewSyscallError("accept4", syscall.ENFILE)}} {
+		if !passing(err) {
+			t.Errorf("%v: want it retried", err)
+		}
+	}
+	if passing(net.ErrClosed) {
+		t.Error("a closed listener retried")
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -65,15 +64,18 @@ func Write(w io.Writer, families []Family) error {
 	return bw.Flush()
 }
 
+// The format's escapes, built once (a Replacer builds its tables on first
+// use: per call it was most of a large textfile's update).
+var (
+	helpEscaper  = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
+	labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+)
+
 // escapeHelp escapes a HELP text: backslash and newline (the format's rule).
-func escapeHelp(s string) string {
-	return strings.NewReplacer(`\`, `\\`, "\n", `\n`).Replace(s)
-}
+func escapeHelp(s string) string { return helpEscaper.Replace(s) }
 
 // escapeLabel escapes a label value: backslash, double quote and newline.
-func escapeLabel(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
-}
+func escapeLabel(s string) string { return labelEscaper.Replace(s) }
 
 // formatValue is a sample value as Prometheus writes it (+Inf, -Inf, NaN).
 func formatValue(v float64) string {
@@ -86,15 +88,4 @@ func formatValue(v float64) string {
 		return "NaN"
 	}
 	return strconv.FormatFloat(v, 'g', -1, 64)
-}
-
-// labelsKey is a canonical form of a label set, for maps.
-func labelsKey(ls []Label) string {
-	s := slices.Clone(ls)
-	slices.SortFunc(s, func(a, b Label) int { return strings.Compare(a.Name, b.Name) })
-	var b strings.Builder
-	for _, l := range s {
-		b.WriteString(l.Name + "=" + strconv.Quote(l.Value) + ",")
-	}
-	return b.String()
 }

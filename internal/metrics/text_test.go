@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"math"
-	"strings"
 	"testing"
 	"time"
 
@@ -49,69 +48,6 @@ func TestWriteEscapesAsTheSpecSays(t *testing.T) {
 	}
 }
 
-func TestTextfileCarriesCountersAndKeepsOtherKeys(t *testing.T) {
-	start := time.Date(2026, 12, 1, 13, 0, 0, 500_000_000, time.UTC)
-	run := Run{Kind: "claim", Key: `odd "key"\`, Outcome: OutcomeRan, ExitCode: 0, Start: start, Duration: 1500 * time.Millisecond, Wait: 250 * time.Millisecond}
-	other := Run{Kind: "lock", Key: "nightly", Outcome: OutcomeConflict, ExitCode: 75, Start: start, Duration: time.Second}
-	var b []byte
-	var err error
-	for _, r := range []Run{run, other, run, {Kind: run.Kind, Key: run.Key, Outcome: OutcomeLost, ExitCode: 76, Start: start}} {
-		if b, err = Textfile(b, r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fams := promtest.Parse(t, b)
-	mine := map[string]string{"kind": "claim", "key": run.Key}
-	for outcome, want := range map[string]float64{"ran": 2, "lost": 1, "conflict": 0, "replayed": 0, "error": 0} {
-		if have := value(t, fams, NameRunsTotal, map[string]string{"kind": "claim", "key": run.Key, "outcome": outcome}); have != want {
-			t.Errorf("runs_total{%s}: want %v, have %v", outcome, want, have)
-		}
-	}
-	if have := value(t, fams, NameRunsTotal, map[string]string{"kind": "lock", "key": "nightly", "outcome": "conflict"}); have != 1 {
-		t.Errorf("other key's counter: want 1, have %v", have)
-	}
-	if have := value(t, fams, NameLastExitCode, mine); have != 76 {
-		t.Errorf("last exit code: want 76, have %v", have)
-	}
-	if have := value(t, fams, NameLastStart, mine); have != 1796130000.5 {
-		t.Errorf("start: want 1796130000.5, have %v", have)
-	}
-	if have := value(t, fams, NameLastExitCode, map[string]string{"kind": "lock", "key": "nightly"}); have != 75 {
-		t.Errorf("other key's gauge: want 75 kept, have %v", have)
-	}
-	if fams[NameRunsTotal].GetType() != dto.MetricType_COUNTER || fams[NameLastWait].GetType() != dto.MetricType_GAUGE {
-		t.Errorf("types: %v %v", fams[NameRunsTotal].GetType(), fams[NameLastWait].GetType())
-	}
-	if n := strings.Count(string(b), "# TYPE "+NameRunsTotal+" "); n != 1 {
-		t.Errorf("want one TYPE line per family, have %d", n)
-	}
-}
-
-func TestTextfileRefusesWhatItDidNotWrite(t *testing.T) {
-	run := Run{Kind: "claim", Key: "k", Outcome: OutcomeRan}
-	for name, prev := range map[string]string{
-		"garbage":          "this is not a metric file\n",
-		"foreign metric":   "node_load1 0.5\n",
-		"negative counter": `leasewrap_runs_total{kind="claim",key="k",outcome="ran"} -1` + "\n",
-		"fractional count": `leasewrap_runs_total{kind="claim",key="k",outcome="ran"} 1.5` + "\n",
-		"unknown outcome":  `leasewrap_runs_total{kind="claim",key="k",outcome="maybe"} 1` + "\n",
-		"timestamp":        `leasewrap_last_exit_code{kind="claim",key="k"} 0 1700000000000` + "\n",
-		"unterminated":     `leasewrap_last_exit_code{kind="claim",key="k} 0` + "\n",
-		"bad escape":       `leasewrap_last_exit_code{kind="claim",key="\q"} 0` + "\n",
-	} {
-		t.Run(name, func(t *testing.T) {
-			_, err := Textfile([]byte(prev), run)
-			var ce *CorruptError
-			if !errors.As(err, &ce) {
-				t.Fatalf("want a *CorruptError, have %v", err)
-			}
-		})
-	}
-	if _, err := Textfile(nil, Run{Outcome: "other"}); err == nil {
-		t.Fatal("unknown outcome accepted")
-	}
-}
-
 func TestLiveFamiliesParse(t *testing.T) {
 	l := NewLive("claim", "k")
 	now := time.Now()
@@ -143,9 +79,31 @@ func TestLiveFamiliesParse(t *testing.T) {
 	if !l.Ready() {
 		t.Fatal("held: want ready")
 	}
+	if _, ok := fams["leasewrap_lease_checks_total"]; ok {
+		t.Error("a TTL lease's renewals reported as checks")
+	}
 	l.Lost()
 	if l.Ready() || l.Healthy() {
 		t.Fatal("lost: want neither ready nor healthy")
+	}
+}
+
+// TestLiveChecksOfALeaseWithoutTTLAreNotRenewals: a flock kind's look at
+// its descriptor every 5 s is counted as a check, never as a renewal.
+func TestLiveChecksOfALeaseWithoutTTLAreNotRenewals(t *testing.T) {
+	l := NewLive("flock", "/var/lock/x.lock")
+	now := time.Now()
+	l.Acquired(time.Time{})
+	l.Renewed(time.Millisecond, nil, time.Time{})
+	l.Renewed(time.Millisecond, nil, time.Time{})
+	fams := promtest.Parse(t, renderLive(l, now))
+	for _, f := range []string{"leasewrap_renewals_total", "leasewrap_renewal_duration_seconds", "leasewrap_fence_seconds"} {
+		if _, ok := fams[f]; ok {
+			t.Errorf("a lease without TTL has %s", f)
+		}
+	}
+	if have := value(t, fams, "leasewrap_lease_checks_total", map[string]string{"result": "ok"}); have != 2 {
+		t.Errorf("checks_total{ok}: want 2, have %v", have)
 	}
 }
 

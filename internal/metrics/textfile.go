@@ -9,120 +9,298 @@ import (
 	"time"
 )
 
-// The outcomes counted by leasewrap_runs_total.
+// Marker is the first line of every textfile leasewrap writes. A previous
+// file without it is not one leasewrap wrote: it is never carried over nor
+// overwritten (see Textfile).
+const Marker = "# leasewrap textfile v2: written by leasewrap --metrics-file; a file without this line is never overwritten"
+
+// The outcomes counted by leasewrap_runs_total: an invocation that ran the
+// command, or was meant to and could not. Every one but success is a
+// failure (leasewrap_last_failure_timestamp_seconds).
 const (
-	OutcomeRan      = "ran"      // the command ran (whatever its exit code) and the lease was settled
-	OutcomeConflict = "conflict" // held by another, or not acquired within --wait: nothing ran
-	OutcomeLost     = "lost"     // the lease was lost while the command ran: it was stopped
-	OutcomeReplayed = "replayed" // already done: the recorded result was replayed, nothing ran
-	OutcomeError    = "error"    // anything else: a usage, I/O or internal error
+	OutcomeSuccess = "success" // the command ran and exited 0
+	OutcomeFailure = "failure" // the command ran and exited non-zero (or died of a signal)
+	OutcomeTimeout = "timeout" // the command ran past --timeout and was stopped (exit 124)
+	OutcomeLost    = "lost"    // the lease was lost while the command ran: it was stopped (exit 76)
+	OutcomeError   = "error"   // the command could not be run: not found, a lease that could not be asked for, a refused command line
 )
 
-// Outcomes are every outcome, in the order they are written.
-var Outcomes = []string{OutcomeRan, OutcomeConflict, OutcomeLost, OutcomeReplayed, OutcomeError}
+// Outcomes are every run outcome, in the order they are written.
+var Outcomes = []string{OutcomeSuccess, OutcomeFailure, OutcomeTimeout, OutcomeLost, OutcomeError}
 
-// Run is what one run leaves in its textfile.
+// The reasons counted by leasewrap_skips_total: an invocation that did not
+// run the command because it did not have to. A skip is not a run: no
+// leasewrap_last_run_* gauge changes.
+const (
+	SkipHeld     = "held"         // the lease is held by another (tried once)
+	SkipWait     = "wait_timeout" // not acquired within --wait
+	SkipReplayed = "replayed"     // already done: the recorded result was replayed
+	SkipAborted  = "aborted"      // a signal stopped leasewrap before the command started
+)
+
+// Skips are every skip reason, in the order they are written.
+var Skips = []string{SkipHeld, SkipWait, SkipReplayed, SkipAborted}
+
+// Bounds of one textfile.
+const (
+	// MaxNames is the most job names one file holds; past it the name
+	// written least recently is dropped (its counters restart from 0 should
+	// it come back, which Prometheus reads as a counter reset).
+	MaxNames = 100
+	// MaxNameLen is the longest name (the name label's value), in bytes.
+	MaxNameLen = 128
+)
+
+// Run is what one invocation leaves in its textfile: Outcome for a run,
+// or Skip for a skip (exactly one of them is set).
 type Run struct {
-	Kind, Key string
-	Outcome   string        // one of Outcomes
-	ExitCode  int           // leasewrap's own exit status
-	Start     time.Time     // when the run began (wall clock)
-	Duration  time.Duration // from Start to the end of the run, waiting included
-	Wait      time.Duration // from Start until the lease was acquired, or given up
+	Name     string // the series' identity (--metrics-name)
+	Kind     string // the lease kind, "" if the lease was never built
+	Outcome  string // one of Outcomes, or ""
+	Skip     string // one of Skips, or ""
+	ExitCode int    // leasewrap's own exit status
+	Start    time.Time
+	End      time.Time
+	Wait     time.Duration // from Start until the lease was acquired
 }
 
 // The textfile's metric families, in the order they are written.
 const (
-	NameLastExitCode = "leasewrap_last_exit_code"
-	NameLastDuration = "leasewrap_last_run_duration_seconds"
-	NameLastStart    = "leasewrap_last_run_start_timestamp_seconds"
-	NameLastWait     = "leasewrap_last_wait_seconds"
 	NameRunsTotal    = "leasewrap_runs_total"
+	NameSkipsTotal   = "leasewrap_skips_total"
+	NameLastSuccess  = "leasewrap_last_success_timestamp_seconds"
+	NameLastFailure  = "leasewrap_last_failure_timestamp_seconds"
+	NameLastStart    = "leasewrap_last_run_start_timestamp_seconds"
+	NameLastDuration = "leasewrap_last_run_duration_seconds"
+	NameLastExitCode = "leasewrap_last_run_exit_code"
+	NameLastWait     = "leasewrap_last_run_wait_seconds"
+	NameLastSeen     = "leasewrap_last_invocation_timestamp_seconds"
 )
 
 var textfileFamilies = []struct {
 	name, help string
 	typ        Type
 }{
-	{NameLastExitCode, "Exit status of leasewrap's last run of this lease (the command's own code when it ran).", Gauge},
-	{NameLastDuration, "Duration of leasewrap's last run of this lease, waiting included, in seconds.", Gauge},
-	{NameLastStart, "Start of leasewrap's last run of this lease, in seconds since the Unix epoch.", Gauge},
-	{NameLastWait, "Time leasewrap's last run of this lease waited for it (until acquired, or given up), in seconds.", Gauge},
-	{NameRunsTotal, "Runs of leasewrap for this lease, by outcome: ran, conflict, lost, replayed, error.", Counter},
+	{NameRunsTotal, "Runs of the command under leasewrap, by outcome: success, failure, timeout, lost, error (could not be run).", Counter},
+	{NameSkipsTotal, "Invocations of leasewrap that did not run the command, by reason: held (by another), wait_timeout, replayed, aborted (by a signal, before it started).", Counter},
+	{NameLastSuccess, "End of the last run that succeeded (the command exited 0), in seconds since the Unix epoch.", Gauge},
+	{NameLastFailure, "End of the last run that did not succeed (failure, timeout, lost or error), in seconds since the Unix epoch.", Gauge},
+	{NameLastStart, "Start of the last run of the command (skips excluded), in seconds since the Unix epoch.", Gauge},
+	{NameLastDuration, "Duration of the last run of the command, waiting for the lease included, in seconds.", Gauge},
+	{NameLastExitCode, "leasewrap's exit status of the last run of the command (the command's own code, 76 lost, 124 timeout, ...).", Gauge},
+	{NameLastWait, "How long the last run of the command waited for the lease, in seconds.", Gauge},
+	{NameLastSeen, "End of the last invocation of leasewrap under this name, run or skip, in seconds since the Unix epoch.", Gauge},
 }
 
 // Textfile returns the textfile after run: prev (the file's previous
-// content, nil if there was none) with this kind and key's gauges replaced
-// and its leasewrap_runs_total{outcome} counter incremented. Series of
-// other kinds or keys in prev are kept as they are. A prev that leasewrap
-// did not write (it does not parse, or holds another metric, or a counter
-// that is not a count) is a *CorruptError: its counters cannot be carried
-// over, and the caller must not overwrite it.
+// content, nil if there was none) with run's name updated. Names are the
+// series' identity: a name's kind label is the latest known. Other names
+// in prev are kept as they are, up to MaxNames (dropped: the least recently
+// seen). A prev that leasewrap did not write (no Marker first line, a line
+// that does not parse, another metric, a counter that is not a count) is
+// a *CorruptError: nothing of it is carried over, and the caller must not
+// overwrite it.
 func Textfile(prev []byte, run Run) ([]byte, error) {
-	if !slices.Contains(Outcomes, run.Outcome) {
-		return nil, fmt.Errorf("metrics: unknown outcome %q", run.Outcome)
+	if err := run.check(); err != nil {
+		return nil, err
 	}
-	samples, err := parse(prev)
+	jobs, order, err := parseTextfile(prev)
 	if err != nil {
 		return nil, err
 	}
-	// series[family][labelsKey] = sample, in first-seen order.
-	type series struct {
-		order []string
-		by    map[string]Sample
+	j := jobs[run.Name]
+	if j == nil {
+		j = &job{name: run.Name, v: map[string]float64{}}
+		jobs[run.Name] = j
+		order = append(order, run.Name)
 	}
-	all := map[string]*series{}
-	for _, f := range textfileFamilies {
-		all[f.name] = &series{by: map[string]Sample{}}
-	}
-	put := func(name string, s Sample) {
-		fs := all[name]
-		k := labelsKey(s.Labels)
-		if _, ok := fs.by[k]; !ok {
-			fs.order = append(fs.order, k)
-		}
-		fs.by[k] = s
-	}
-	for _, p := range samples {
-		if _, ok := all[p.name]; !ok {
-			return nil, &CorruptError{Line: p.line, Text: p.name, Why: "not a metric leasewrap writes"}
-		}
-		if p.name == NameRunsTotal {
-			if p.value < 0 || math.IsInf(p.value, 0) || math.IsNaN(p.value) || p.value != math.Trunc(p.value) {
-				return nil, &CorruptError{Line: p.line, Text: p.name, Why: "a counter that is not a whole count"}
-			}
-			if !slices.Contains(Outcomes, labelValue(p.labels, "outcome")) {
-				return nil, &CorruptError{Line: p.line, Text: p.name, Why: "no known outcome label"}
-			}
-		}
-		put(p.name, Sample{Labels: p.labels, Value: p.value})
-	}
-	base := []Label{{"kind", run.Kind}, {"key", run.Key}}
-	put(NameLastExitCode, Sample{Labels: base, Value: float64(run.ExitCode)})
-	put(NameLastDuration, Sample{Labels: base, Value: run.Duration.Seconds()})
-	put(NameLastStart, Sample{Labels: base, Value: float64(run.Start.UnixMilli()) / 1000})
-	put(NameLastWait, Sample{Labels: base, Value: run.Wait.Seconds()})
-	for _, o := range Outcomes {
-		ls := append(slices.Clone(base), Label{"outcome", o})
-		v := all[NameRunsTotal].by[labelsKey(ls)].Value
-		if o == run.Outcome {
-			v++
-		}
-		put(NameRunsTotal, Sample{Labels: ls, Value: v})
-	}
-	var fams []Family
+	j.apply(run)
+	order = evict(jobs, order)
+
+	fams := make([]Family, 0, len(textfileFamilies))
 	for _, f := range textfileFamilies {
 		fam := Family{Name: f.name, Help: f.help, Type: f.typ}
-		for _, k := range all[f.name].order {
-			fam.Samples = append(fam.Samples, all[f.name].by[k])
+		for _, name := range order {
+			fam.Samples = append(fam.Samples, jobs[name].samples(f.name)...)
 		}
 		fams = append(fams, fam)
 	}
 	var b bytes.Buffer
+	b.WriteString(Marker + "\n")
 	if err := Write(&b, fams); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+func (r Run) check() error {
+	if (r.Outcome == "") == (r.Skip == "") {
+		return fmt.Errorf("metrics: a run has an outcome or a skip reason, not %q and %q", r.Outcome, r.Skip)
+	}
+	if r.Outcome != "" && !slices.Contains(Outcomes, r.Outcome) {
+		return fmt.Errorf("metrics: unknown outcome %q", r.Outcome)
+	}
+	if r.Skip != "" && !slices.Contains(Skips, r.Skip) {
+		return fmt.Errorf("metrics: unknown skip reason %q", r.Skip)
+	}
+	return CheckName(r.Name)
+}
+
+// CheckName says what is wrong with a name for the name label, if anything.
+func CheckName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("the name is empty")
+	case len(name) > MaxNameLen:
+		return fmt.Errorf("the name is %d bytes, longer than %d", len(name), MaxNameLen)
+	case strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return fmt.Errorf("the name %q holds a control character", name)
+	}
+	return nil
+}
+
+// job is one name's series: its kind and the value of each sample, keyed
+// by family and the outcome or reason label ("" for the gauges).
+type job struct {
+	name, kind string
+	v          map[string]float64 // family + "\x00" + outcome/reason -> value
+}
+
+func vkey(family, label string) string { return family + "\x00" + label }
+
+func ts(t time.Time) float64 { return float64(t.UnixMilli()) / 1000 }
+
+func (j *job) apply(r Run) {
+	if r.Kind != "" {
+		j.kind = r.Kind
+	}
+	end := ts(r.End)
+	j.v[vkey(NameLastSeen, "")] = end
+	if r.Skip != "" {
+		j.v[vkey(NameSkipsTotal, r.Skip)]++
+		return
+	}
+	j.v[vkey(NameRunsTotal, r.Outcome)]++
+	if r.Outcome == OutcomeSuccess {
+		j.v[vkey(NameLastSuccess, "")] = end
+	} else {
+		j.v[vkey(NameLastFailure, "")] = end
+	}
+	if r.Outcome == OutcomeError {
+		return // the command did not run: the last run's gauges stand
+	}
+	j.v[vkey(NameLastStart, "")] = ts(r.Start)
+	j.v[vkey(NameLastDuration, "")] = r.End.Sub(r.Start).Seconds()
+	j.v[vkey(NameLastExitCode, "")] = float64(r.ExitCode)
+	j.v[vkey(NameLastWait, "")] = r.Wait.Seconds()
+}
+
+// samples are j's samples of family, in a fixed order: every outcome and
+// reason of the counters (0 included, so rate() sees the first one), the
+// gauges once set.
+func (j *job) samples(family string) []Sample {
+	base := []Label{{"name", j.name}}
+	if j.kind != "" {
+		base = append(base, Label{"kind", j.kind})
+	}
+	with := func(n, v string) []Label { return append(slices.Clone(base), Label{n, v}) }
+	var out []Sample
+	switch family {
+	case NameRunsTotal:
+		for _, o := range Outcomes {
+			out = append(out, Sample{Labels: with("outcome", o), Value: j.v[vkey(family, o)]})
+		}
+	case NameSkipsTotal:
+		for _, r := range Skips {
+			out = append(out, Sample{Labels: with("reason", r), Value: j.v[vkey(family, r)]})
+		}
+	default:
+		if v, ok := j.v[vkey(family, "")]; ok {
+			out = append(out, Sample{Labels: base, Value: v})
+		}
+	}
+	return out
+}
+
+// evict drops the names seen least recently until at most MaxNames are
+// left; it returns the order of those kept.
+func evict(jobs map[string]*job, order []string) []string {
+	if len(order) <= MaxNames {
+		return order
+	}
+	byAge := slices.Clone(order)
+	slices.SortStableFunc(byAge, func(a, b string) int {
+		x, y := jobs[a].v[vkey(NameLastSeen, "")], jobs[b].v[vkey(NameLastSeen, "")]
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	})
+	for _, name := range byAge[:len(order)-MaxNames] {
+		delete(jobs, name)
+	}
+	return slices.DeleteFunc(order, func(n string) bool { return jobs[n] == nil })
+}
+
+// parseTextfile reads a previous textfile back into its jobs, in the
+// order first seen.
+func parseTextfile(prev []byte) (map[string]*job, []string, error) {
+	jobs := map[string]*job{}
+	var order []string
+	if len(prev) == 0 {
+		return jobs, nil, nil
+	}
+	first, _, _ := strings.Cut(string(prev), "\n")
+	if first != Marker {
+		return nil, nil, &CorruptError{Line: 1, Text: first, Why: "no leasewrap marker line first (a textfile of a leasewrap older than the marker: remove it once)"}
+	}
+	samples, err := parse(prev)
+	if err != nil {
+		return nil, nil, err
+	}
+	known := map[string]Type{}
+	for _, f := range textfileFamilies {
+		known[f.name] = f.typ
+	}
+	for _, p := range samples {
+		typ, ok := known[p.name]
+		if !ok {
+			return nil, nil, &CorruptError{Line: p.line, Text: p.name, Why: "not a metric leasewrap writes"}
+		}
+		name := labelValue(p.labels, "name")
+		if CheckName(name) != nil {
+			return nil, nil, &CorruptError{Line: p.line, Text: p.name, Why: "no valid name label"}
+		}
+		label := ""
+		switch p.name {
+		case NameRunsTotal:
+			label = labelValue(p.labels, "outcome")
+			ok = slices.Contains(Outcomes, label)
+		case NameSkipsTotal:
+			label = labelValue(p.labels, "reason")
+			ok = slices.Contains(Skips, label)
+		}
+		if !ok {
+			return nil, nil, &CorruptError{Line: p.line, Text: p.name, Why: "no known outcome or reason label"}
+		}
+		if math.IsInf(p.value, 0) || math.IsNaN(p.value) || (typ == Counter && (p.value < 0 || p.value != math.Trunc(p.value))) {
+			return nil, nil, &CorruptError{Line: p.line, Text: p.name, Why: "a value leasewrap does not write"}
+		}
+		j := jobs[name]
+		if j == nil {
+			j = &job{name: name, v: map[string]float64{}}
+			jobs[name] = j
+			order = append(order, name)
+		}
+		if k := labelValue(p.labels, "kind"); k != "" {
+			j.kind = k
+		}
+		j.v[vkey(p.name, label)] = p.value
+	}
+	return jobs, order, nil
 }
 
 func labelValue(ls []Label, name string) string {
