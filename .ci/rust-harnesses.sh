@@ -23,7 +23,7 @@ missing() {
     echo "rust-harnesses: $*" >&2
     exit 1
   fi
-  echo "rust-harnesses: $*; the Rust interop tests will skip" >&2
+  echo "rust-harnesses: $*; the Rust interop tests (*SeedInterop, the serde differential tests) will skip here (under CI=true this is an error)" >&2
   exit 0
 }
 
@@ -36,7 +36,7 @@ if [ -z "$seeds" ]; then
     if [ -d "$d" ]; then seeds=$(cd "$d" && pwd); break; fi
   done
 fi
-[ -n "$seeds" ] && [ -d "$seeds" ] || missing "no seeds directory (set LEASEWRAP_SEEDS, or put shared/seeds beside the repository)"
+[ -n "$seeds" ] && [ -d "$seeds" ] || missing "no seeds directory: the seeds are the original Rust implementations of the claims, reservation and session protocols (shared/seeds/*.txt, not part of this repository), which the interop tests run leasewrap against; set LEASEWRAP_SEEDS=DIR, or put shared/seeds beside the repository"
 seed() {
   local f
   for f in "$seeds/$1"_*.txt; do

@@ -1,6 +1,9 @@
 package cli
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Args is what a look at the command line before kong's parse tells: the
 // leading words (kind, verb), whether help or the version is asked for,
@@ -15,6 +18,8 @@ type Args struct {
 	Help, Version bool
 	// LogFormat is the last --log-format value before "--", "" if none.
 	LogFormat string
+
+	at []int // the index of each of Words in the arguments
 }
 
 // valueFlags are the global flags whose value may follow as the next
@@ -46,6 +51,7 @@ func ScanArgs(args []string) Args {
 		default:
 			if len(a.Words) < 2 {
 				a.Words = append(a.Words, arg)
+				a.at = append(a.at, i)
 			}
 		}
 	}
@@ -65,3 +71,31 @@ func (a Args) Kind() string {
 // (Streams) and, like any filter, may die of SIGPIPE when its reader has
 // gone.
 func (a Args) PrintsOnly() bool { return a.Help || a.Version }
+
+// Bare tells a command line with no command, no help and no version (a
+// bare `leasewrap`, or one with global flags only): Main prints the usage
+// on stderr and exits 64, as flock(1) does, rather than kong's "expected
+// one of …".
+func (a Args) Bare() bool { return len(a.Words) == 0 && !a.Help && !a.Version }
+
+// HelpArgs turns `help [KIND [VERB]]` into `[KIND [VERB]] --help`, so
+// that `leasewrap help claim run` prints what `leasewrap claim run --help`
+// does, from whichever executable serves the verb. Any other command line
+// is returned as it is.
+func HelpArgs(args []string) []string {
+	a := ScanArgs(args)
+	if a.Kind() != "help" {
+		return args
+	}
+	i := a.at[0]
+	out := make([]string, 0, len(args)+1)
+	out = append(out, args[:i]...)
+	rest := args[i+1:]
+	if dd := slices.Index(rest, "--"); dd >= 0 {
+		out = append(out, rest[:dd]...)
+		out = append(out, "--help")
+		return append(out, rest[dd:]...)
+	}
+	out = append(out, rest...)
+	return append(out, "--help")
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 
 	"github.com/alecthomas/kong"
 
@@ -120,18 +121,31 @@ func UsageCode(kctx *kong.Context) int {
 	return ExitUsage
 }
 
-// quietSink is where ExitCode writes its final line about err: w, except
-// under -q for the outcomes a crontab line must stay silent about or has
-// already said. A run skipped because the lease is held, or was not
-// acquired within --wait, prints nothing (whatever --conflict-exit-code
-// is); a lost lease prints only the supervisor's own "lease lost" line.
-// Usage, internal and exec errors are still printed: they need a person.
-func quietSink(quiet bool, err error, w io.Writer) io.Writer {
-	if !quiet || err == nil {
-		return w
+// finalSink is where ExitCode writes its final line about err (format
+// resolved, attrs the verb's kind and key). A routine skip — the lease is
+// held by another, or --wait ran out, whatever --conflict-exit-code is — is
+// the lock doing its job, not a failure: its line is INFO, as "acquired"
+// and "replayed" are, so a journal's error view and --log-level warn and
+// error stay clear of it; the exit code (75) and --metrics-file carry it to
+// scripts and alerts, and a waiter that keeps failing logs whom it waits
+// for. Under -q a skip prints nothing, and a lost lease only the
+// supervisor's own "lease lost" line. Everything else is an ERROR line:
+// usage, internal and exec errors need a person.
+func finalSink(g *Globals, err error, format string, stderr io.Writer, attrs ...slog.Attr) io.Writer {
+	if err != nil && isSkip(err) {
+		if g.Quiet {
+			return io.Discard
+		}
+		return lineSink(slog.LevelInfo, newHandler(format, stderr, g.level()), attrs)
 	}
-	if errors.Is(err, lease.ErrHeld) || errors.Is(err, supervisor.ErrWaitTimeout) || errors.Is(err, lease.ErrLost) {
+	if err != nil && g.Quiet && errors.Is(err, lease.ErrLost) {
 		return io.Discard
 	}
-	return w
+	return ErrorSink(format, stderr, attrs...)
+}
+
+// isSkip tells a run skipped as designed: the lease is held by another, or
+// was not acquired within --wait.
+func isSkip(err error) bool {
+	return errors.Is(err, lease.ErrHeld) || errors.Is(err, supervisor.ErrWaitTimeout)
 }

@@ -22,6 +22,11 @@ func NewLogger(c *Globals, w io.Writer) *slog.Logger {
 // newLogger is NewLogger with the format already resolved ("json",
 // "tint" or "text").
 func newLogger(c *Globals, format string, w io.Writer) *slog.Logger {
+	return slog.New(newHandler(format, w, c.level()))
+}
+
+// level is the least severe level the global flags log.
+func (c *Globals) level() slog.Level {
 	level := slog.LevelInfo
 	switch c.LogLevel {
 	case "debug":
@@ -37,7 +42,7 @@ func newLogger(c *Globals, format string, w io.Writer) *slog.Logger {
 		// the loss of a lease and failures are errors.
 		level = slog.LevelError
 	}
-	return slog.New(newHandler(format, w, level))
+	return level
 }
 
 // newHandler is the one handler of a resolved format ("json", "tint" or
@@ -96,13 +101,20 @@ func LogFormat(args []string, getenv func(string) string) string {
 // timestamp and level in text mode, one JSON object in JSON mode, without
 // the "leasewrap: " prefix, and with attrs (the kind and key, when known).
 func ErrorSink(format string, stderr io.Writer, attrs ...slog.Attr) io.Writer {
-	h := newHandler(resolveFormat(format, stderr), stderr, slog.LevelError)
+	return lineSink(slog.LevelError, newHandler(resolveFormat(format, stderr), stderr, slog.LevelError), attrs)
+}
+
+// lineSink makes each complete line written to it one record at level
+// through h, with attrs.
+func lineSink(level slog.Level, h slog.Handler, attrs []slog.Attr) io.Writer {
 	if len(attrs) > 0 {
 		h = h.WithAttrs(attrs)
 	}
-	// Every complete line becomes one log record (JSON or text, per h).
+	if !h.Enabled(context.Background(), level) {
+		return io.Discard // below --log-level
+	}
 	return &linewriter.Writer{Each: func(line string) error {
-		r := slog.NewRecord(time.Now(), slog.LevelError, strings.TrimPrefix(line, "leasewrap: "), 0)
+		r := slog.NewRecord(time.Now(), level, strings.TrimPrefix(line, "leasewrap: "), 0)
 		return h.Handle(context.Background(), r)
 	}}
 }

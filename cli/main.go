@@ -45,6 +45,11 @@ func Main(model any, g *Globals, description, version string, args []string, std
 		return f
 	}
 	errOut := ErrorSink(resolve(format), stderr)
+	bare := ScanArgs(args).Bare()
+	if bare {
+		// Nothing to run: the usage, on stderr, and 64.
+		args, stdout = append(args[:len(args):len(args)], "--help"), stderr
+	}
 	parser, err := kong.New(model, append([]kong.Option{
 		kong.Name("leasewrap"),
 		kong.Description(description),
@@ -100,9 +105,12 @@ func Main(model any, g *Globals, description, version string, args []string, std
 		out := &outputWriter{w: stdout}
 		kctx.Bind(IO{Out: out, Err: errOut})
 		err := outputFailed(kctx.Run(), UsageCode(kctx) == AdminError, out)
-		code = ExitCode(err, quietSink(g.Quiet, err, ErrorSink(resolve(g.LogFormat), stderr, errorAttrs(kctx, err)...)))
+		code = ExitCode(err, finalSink(g, err, resolve(g.LogFormat), stderr, errorAttrs(kctx, err)...))
 		finishRun(kctx, start, err, code, logger) // --metrics-file, from the verb's *Report
 	}()
+	if bare && code == 0 {
+		return ExitUsage
+	}
 	return code
 }
 
@@ -115,6 +123,7 @@ func Main(model any, g *Globals, description, version string, args []string, std
 // its tests call with other arguments and streams.
 func Exec(realMain func(args []string, stdout, stderr io.Writer) int) {
 	supervisor.Gate()
-	stdout, stderr := Streams(os.Args[1:])
-	os.Exit(realMain(os.Args[1:], stdout, stderr))
+	args := HelpArgs(os.Args[1:]) // help KIND VERB is KIND VERB --help
+	stdout, stderr := Streams(args)
+	os.Exit(realMain(args, stdout, stderr))
 }

@@ -6,13 +6,14 @@
 // The core is what every backend can honestly do: a Locker that tries once
 // to Acquire, and a Lease that names its holder, adds to the child's
 // environment, has a TTL (or none), may push its own loss (Done, nil when
-// it cannot), and can be renewed and finished. Three capabilities only
+// it cannot), and can be renewed and finished. The capabilities only
 // some kinds have are optional interfaces: starting the child anchored
 // (Anchor: probe, acquire for the stopped child's pid, then the work that
-// waits for the start), a wake-up source while waiting (Notifier) or a
-// queue of its own (Queuer), and a descriptor the child inherits
-// (FileHolder). The file-system wake-up source the local kinds share is
-// package lease/fswatch.
+// waits for the start), the holder known before acquiring (Identity), a
+// wake-up source while waiting (Notifier) or a queue of its own (Queuer),
+// a descriptor the child inherits (FileHolder), and the reason a pushed
+// loss happened (LossCause). The file-system wake-up source the local
+// kinds share is package lease/fswatch.
 //
 // Whether the job must die with leasewrap is not a capability a kind
 // declares: it follows from the lease (DiesWithLeasewrap). A lease that
@@ -24,19 +25,24 @@
 //
 // The kinds and what they do:
 //
-//	kind         Locker extras        TTL      Done (push)        FileHolder  dies with leasewrap
-//	claim        Anchor, Notifier     yes/0    nil                no          no (child's pid)
-//	reservation  Notifier             0        nil                yes         no (inherited flock)
-//	session      Notifier             0        nil                yes         no (inherited flock)
-//	lock (etcd)  Queuer               yes      session expiry,    no          yes
-//	                                           key deleted
-//	once (etcd)  Queuer               yes      session expiry,    no          yes
-//	                                           record deleted
-//	flock        (its package says)   0        nil                yes         no (inherited flock)
-//	kube         (its package says)   yes      watch              no          yes
+//	kind         Locker extras                  TTL    Done (push)        FileHolder  dies with leasewrap
+//	claim        Anchor (Identity), Notifier    yes/0  nil                no          no (child's pid)
+//	reservation  Notifier                       0      nil                yes         no (inherited flock)
+//	session      Identity, Notifier             0      nil                yes         no (inherited flock)
+//	flock        Identity, Notifier             0      nil                yes         no (inherited flock)
+//	lock (etcd)  Identity, Queuer               yes    session expiry,    no          yes
+//	                                                   key deleted
+//	once (etcd)  Identity, Queuer               yes    session expiry,    no          yes
+//	                                                   record deleted
+//	kube         Identity, Queuer               yes    watch: deleted,    no          yes
+//	                                                   overwritten
 //
-// (flock: a plain exclusive flock(2) on a path, the descriptor inherited;
-// kube: a Kubernetes Lease object, renewed, its loss seen by a watch.)
+// (reservation: the holder is the run id, known only once the key is
+// reserved or reclaimed, hence no Identity; session maintenance, a second
+// Locker of lease/session, has Identity and Notifier too. flock: a plain
+// flock(2) on a path, the descriptor inherited; kube: a Kubernetes Lease
+// object, renewed, its loss seen by a watch, in module kube.)
+//
 // A session's migration (`session run --migrate`) is not a capability of
 // the contract either: the supervisor runs a generic pre-step whose lease
 // is handed over to the command by a function the session verb supplies

@@ -118,9 +118,10 @@ type Result struct {
 // that succeeded, and then calls Started. Such a kind's Acquire anchors
 // the lease to the calling process instead.
 type Anchor interface {
-	// Holder is the identity the lease will be taken as, known before any
-	// acquisition: the stopped child's environment is built from it.
-	Holder() string
+	// Holder (Identity) is the identity the lease will be taken as, known
+	// before any acquisition: the stopped child's environment is built
+	// from it.
+	Identity
 	// Probe tells, without creating or changing anything, that the lease
 	// is visibly held (an error matching ErrHeld), so the supervisor need
 	// not start a stopped child only to kill it. A nil answer proves
@@ -134,6 +135,17 @@ type Anchor interface {
 	// audit events). Finish may come without Started when the child never
 	// ran.
 	Started(ctx context.Context, ls Lease)
+}
+
+// Identity is an optional Locker interface of kinds that know, before
+// any acquisition, the holder they will acquire as (LEASEWRAP_HOLDER): a
+// claim's or a flock's --holder, a session's instance, an etcd lock's or a
+// kube Lease's holder identity. The supervisor checks the command against
+// the environment it will get (an exec the kernel would refuse with E2BIG)
+// before anything is acquired; without Identity that check counts an empty
+// holder. A Lease's own Holder is what the child gets in the end.
+type Identity interface {
+	Holder() string
 }
 
 // Notifier is an optional Locker interface: the kind's own way to learn

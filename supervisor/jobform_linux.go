@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	mrand "math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -70,6 +72,7 @@ type jobHold struct {
 // --job cgroup the cgroup is created now (none: an error before anything
 // is acquired); with auto at the first start (create).
 func (c *Config) holdJob(log *slog.Logger) (*jobHold, error) {
+	reserveThreads() // while the lease is acquired (limits_linux.go)
 	h := &jobHold{}
 	if outer, ok := outerGroup(os.Getenv(JobEnv)); ok {
 		h.joined = true
@@ -99,6 +102,7 @@ func (c *Config) holdJob(log *slog.Logger) (*jobHold, error) {
 		return nil, fmt.Errorf("supervisor: --job cgroup: %w (use --job auto or pgroup to run in a process group)", err)
 	}
 	log.Debug("job form: cgroup", "cgroup", h.cg.Dir())
+	h.keepPids(log)
 	return h, nil
 }
 
@@ -116,6 +120,18 @@ func (h *jobHold) create() {
 		return
 	}
 	h.log.Debug("job form: cgroup", "cgroup", h.cg.Dir())
+	h.keepPids(h.log)
+}
+
+// keepPids sets the job cgroup's pids.max below the tightest pids limit
+// above it, keeping pidsMargin tasks for leasewrap, where the pids
+// controller is enabled there (limits_linux.go).
+func (h *jobHold) keepPids(log *slog.Logger) {
+	if n, err := h.cg.KeepPids(pidsMargin); err != nil {
+		log.Debug("could not limit the job cgroup's tasks", "err", err)
+	} else if n > 0 {
+		log.Debug("job cgroup limited to leave tasks for leasewrap", "pids_max", n, "kept", pidsMargin)
+	}
 }
 
 // outerGroup reads JobEnv as an outer leasewrap set it for a process-group
@@ -277,10 +293,16 @@ func (h *jobHold) String() string {
 }
 
 // close removes the job's cgroup once the job is over; one that still has
-// members (LeaveStrays) is left for the next leasewrap there to sweep.
+// members (LeaveStrays) is left for a later leasewrap there to sweep. One
+// run in cgroup.SweepEvery then sweeps what SIGKILLed leasewraps left
+// beside it: after the job, never on the way to its start.
 func (h *jobHold) close(log *slog.Logger) {
+	threads.drop() // a run that started nothing lets the reserved threads go
 	if h == nil || h.cg == nil {
 		return
+	}
+	if mrand.IntN(cgroup.SweepEvery) == 0 {
+		defer cgroup.Sweep(filepath.Dir(h.cg.Dir()))
 	}
 	if pop, err := h.cg.Populated(); err == nil && pop {
 		log.Debug("job cgroup still has members; left in place", "cgroup", h.cg.Dir())

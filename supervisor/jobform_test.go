@@ -210,3 +210,26 @@ func TestOuterGroupIgnoresWhatIsNotAnAncestor(t *testing.T) {
 		}
 	}
 }
+
+// TestJobOOMScoreAboveLeasewrap (issue 23.3): the command's oom_score_adj
+// is above leasewrap's, so an OOM kill in a limit both share picks the job
+// (leasewrap lowered its own where it may, else raised the job's).
+func TestJobOOMScoreAboveLeasewrap(t *testing.T) {
+	// Where leasewrap lowers its own, it does so just after the command
+	// started: the script waits (up to 5 s) for the two to differ.
+	script := `i=0; while [ $i -lt 250 ]; do j=$(cat /proc/self/oom_score_adj); l=$(cat /proc/$PPID/oom_score_adj); [ "$j" != "$l" ] && break; i=$((i+1)); sleep 0.02; done; echo "job=$j leasewrap=$l"`
+	cmd := exec.Command(os.Args[0], "sh", "-c", script)
+	cmd.Env = testEnv(t.TempDir())
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var job, lw int
+	if _, err := fmt.Sscanf(string(out), "job=%d leasewrap=%d", &job, &lw); err != nil {
+		t.Fatalf("%q: %v", out, err)
+	}
+	t.Logf("oom_score_adj: job %d, leasewrap %d", job, lw)
+	if job <= lw && job != 1000 {
+		t.Fatalf("want the job's oom_score_adj above leasewrap's, have job %d, leasewrap %d", job, lw)
+	}
+}

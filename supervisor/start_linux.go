@@ -15,6 +15,7 @@ import (
 	"github.com/leasewrap/leasewrap/inherit"
 	"github.com/leasewrap/leasewrap/internal/eintr"
 	"github.com/leasewrap/leasewrap/internal/fault"
+	"github.com/leasewrap/leasewrap/lease"
 )
 
 // child is a started child process.
@@ -54,7 +55,7 @@ func (j *job) resolve(dir string, env []string) error {
 		env = os.Environ()
 	}
 	holder := "" // known before acquiring when the locker says it
-	if h, ok := j.locker.(interface{ Holder() string }); ok {
+	if h, ok := j.locker.(lease.Identity); ok {
 		holder = h.Holder()
 	}
 	env = append(env[:len(env):len(env)], inherit.EnvKey+"="+j.locker.Key(), inherit.EnvHolder+"="+holder)
@@ -84,6 +85,7 @@ func startError(path string, err error) error {
 // terminal (r.foreground), the terminal too (its fd 0), so ^C and job
 // control reach it.
 func (r *runner) prepare(j *job, h inherit.Handover) *exec.Cmd {
+	startLimits()
 	c := &r.cfg
 	cmd := &exec.Cmd{Path: j.path, Args: j.argv, Dir: c.Dir, Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr}
 	inherit.Attach(cmd, c.Env, h)
@@ -142,6 +144,17 @@ func spawn(cmd *exec.Cmd) (int, error) {
 	return pid, nil
 }
 
+// spawnJob is spawn for a command of the job (not a helper of
+// leasewrap's own, such as the job guard): its oom_score_adj is set above
+// leasewrap's (oomPlan).
+func spawnJob(cmd *exec.Cmd) (int, error) {
+	pid, err := spawn(cmd)
+	if err == nil {
+		oom.started(pid)
+	}
+	return pid, err
+}
+
 // dedupEnv is os/exec's treatment of an environment: the last of several
 // entries for one name wins, in place of the first, and a NUL byte is an
 // error.
@@ -183,7 +196,7 @@ func foregroundTTY(f *os.File) bool {
 // startPlain starts cmd running at once (unanchored kinds: the lease was
 // taken before and is handed over as a descriptor).
 func startPlain(cmd *exec.Cmd) (*child, error) {
-	pid, err := spawn(cmd)
+	pid, err := spawnJob(cmd)
 	if err != nil {
 		return nil, startError(cmd.Path, err)
 	}
@@ -208,7 +221,7 @@ func startTraced(cmd *exec.Cmd) (*child, error) {
 		// running under its claim outlives leasewrap as designed.
 		cmd.SysProcAttr.Pdeathsig = unix.SIGKILL
 	}
-	pid, err := spawn(cmd)
+	pid, err := spawnJob(cmd)
 	if err != nil {
 		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOSYS) {
 			return nil, fmt.Errorf("%w: %v", errPtraceRefused, err)
@@ -269,7 +282,7 @@ func startGated(cmd *exec.Cmd, exe string) (*child, error) {
 	// keeps fd 3.
 	gate.ExtraFiles = append(append([]*os.File(nil), cmd.ExtraFiles...), r)
 	gate.Env = append(append([]string(nil), cmd.Env...), fmt.Sprintf("%s=%d", gateEnv, 3+len(cmd.ExtraFiles)))
-	pid, err := spawn(&gate)
+	pid, err := spawnJob(&gate)
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("supervisor: start exec gate %s: %w", exe, err)

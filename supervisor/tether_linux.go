@@ -65,7 +65,7 @@ func startTethered(cmd *exec.Cmd, guardExe string, hold *jobHold) (*child, error
 	// that is the child's parent alive (and locked) until the job is over.
 	go func() {
 		runtime.LockOSThread()
-		pid, err := spawn(cmd)
+		pid, err := spawnJob(cmd)
 		startc <- started{pid, err}
 		if err == nil {
 			<-t.release

@@ -13,18 +13,11 @@ import (
 // git-style: `leasewrap KIND …` execs it in place (same pid, same
 // arguments, same environment). A kind whose client is heavy (gRPC,
 // protobuf, client-go) lives in its own executable, so that its package
-// inits never slow the local kinds' start-up.
+// inits never slow the local kinds' start-up. The table of kinds (kinds.go)
+// says which kinds a sibling serves.
 type sibling struct {
 	exe     string // the executable's name, beside leasewrap or in PATH
 	install string // how to install it, for the error when it is missing
-}
-
-// siblings are the kinds served by another executable, by first word.
-// Adding a kind's executable is one line here.
-var siblings = map[string]sibling{
-	"lock": {"leasewrap-etcd", "make build builds it into bin/, or go install github.com/leasewrap/leasewrap/etcd/cmd/leasewrap-etcd@latest"},
-	"once": {"leasewrap-etcd", "make build builds it into bin/, or go install github.com/leasewrap/leasewrap/etcd/cmd/leasewrap-etcd@latest"},
-	"kube": {"leasewrap-kube", "make build builds it into bin/, or go install github.com/leasewrap/leasewrap/kube/cmd/leasewrap-kube@latest"},
 }
 
 // dispatch replaces this process with the sibling that serves args' kind,
@@ -32,10 +25,11 @@ var siblings = map[string]sibling{
 // an error only when the exec failed.
 func dispatch(args []string) (bool, error) {
 	kind := cli.ScanArgs(args).Kind()
-	s, ok := siblings[kind]
-	if !ok {
+	k := kindNamed(kind)
+	if k == nil || k.sibling == nil {
 		return false, nil
 	}
+	s := k.sibling
 	path, err := cli.FindExecutable(s.exe, fmt.Sprintf("the %s verbs", kind), s.install)
 	if err != nil {
 		return true, err

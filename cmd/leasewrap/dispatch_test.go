@@ -24,7 +24,11 @@ func TestSiblingKinds(t *testing.T) {
 		{[]string{"--log-format", "lock", "claim"}, ""},
 		{nil, ""},
 	} {
-		if have := siblings[cli.ScanArgs(tc.args).Kind()].exe; have != tc.want {
+		have := ""
+		if k := kindNamed(cli.ScanArgs(tc.args).Kind()); k != nil && k.sibling != nil {
+			have = k.sibling.exe
+		}
+		if have != tc.want {
 			t.Errorf("%q: want %q, have %q", tc.args, tc.want, have)
 		}
 	}

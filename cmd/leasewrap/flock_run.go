@@ -17,6 +17,7 @@ type flockRunCmd struct {
 	Path   string `arg:"" help:"Lock file, created (mode 0666 minus the umask) when missing; its directory must exist. Never a symlink, directory or device." placeholder:"PATH"`
 	Shared bool   `short:"s" help:"Take a shared lock (LOCK_SH, flock(1) -s): shared holders run together and exclude exclusive ones."`
 	Holder string `help:"Holder identity exported as LEASEWRAP_HOLDER (a flock records none). Default: leasewrap:HOST:PID:RANDOM."`
+	flockHabits
 	cli.RunFlags
 }
 
@@ -27,10 +28,13 @@ The locked descriptor is inherited by the command (LEASEWRAP_FD): if
 leasewrap is killed, the lock stays with the command until it and every
 process holding the descriptor have exited. No TTL, nothing to go stale.
 
-From flock(1):  flock -n PATH CMD      is  leasewrap flock run PATH -- CMD
-                flock -w 30 PATH CMD   is  leasewrap flock run PATH --wait 30s -- CMD
-                flock -s PATH CMD      is  leasewrap flock run PATH -s -- CMD
-                flock -E 0 -n PATH CMD is  leasewrap flock run PATH --conflict-exit-code 0 -- CMD
+flock(1)'s flags mean what they mean there: -n (the default: try once),
+-w SECONDS (--wait), -E CODE (--conflict-exit-code), -s and -x:
+                flock -n PATH CMD      is  leasewrap flock run -n PATH -- CMD
+                flock -w 30 PATH CMD   is  leasewrap flock run -w 30 PATH -- CMD
+                flock -E 0 -n PATH CMD is  leasewrap flock run -E 0 -n PATH -- CMD
+                flock PATH -c 'CMD'    is  leasewrap flock run PATH -- sh -c 'CMD'
+-o, -u and -F are refused (the command holds the lock; leasewrap stays).
 Differences: a held lock exits 75 (flock(1): 1); PATH must be a regular file
 (a symlink, directory, FIFO, device or second hard link at PATH is refused,
 where flock(1) follows or locks it); a waiter reacts to a release within
@@ -48,6 +52,9 @@ Examples:
 }
 
 func (c *flockRunCmd) Validate() error {
+	if err := c.flockHabits.apply(c.Shared, &c.RunFlags); err != nil {
+		return err
+	}
 	return c.RunFlags.Check(0)
 }
 

@@ -38,19 +38,10 @@ Examples:
   # Own a session for a daemon; refused while another instance owns it.
   leasewrap session run 5f0c6d4e-3b1a-4f59-9b8e-0d7f2a9c1e42 --epoch 6 -- ./daemon
 
-Every kind and its run verb:
-  leasewrap flock run PATH -- CMD                  # flock(2) on PATH, as flock(1) takes it
-  leasewrap claim run KEY -- CMD                   # fno work claim (PID + TTL)
-  leasewrap reserve run KEY -- CMD                 # at most once per key, replayed
-  leasewrap session run SID --epoch N -- CMD       # bcode session owner
-Across hosts, on etcd (served by leasewrap-etcd, installed beside leasewrap):
-  leasewrap lock run NAME --endpoints URL -- CMD   # interoperable with etcdctl lock
-  leasewrap lock holders NAME
-  leasewrap once run KEY --endpoints URL -- CMD    # run once per key across hosts
-  leasewrap once lookup KEY / once release KEY --run-id ID
-On Kubernetes (served by leasewrap-kube, installed beside leasewrap):
-  leasewrap kube run NAME -- CMD                   # a coordination.k8s.io Lease
-  leasewrap kube holder NAME
+The commands below, kind by kind; leasewrap help KIND VERB (or KIND VERB
+--help) explains one with its flags and examples, and man leasewrap-KIND
+says the same. The etcd and Kubernetes kinds are served by leasewrap-etcd
+and leasewrap-kube, installed beside leasewrap.
 
 Every run verb also takes --metrics-file PATH (Prometheus textfile after the
 run) and --listen ADDR (/metrics, /healthz, /readyz while it runs).
@@ -66,27 +57,36 @@ there, 2 usage or error.`
 func main() {
 	supervisor.Gate() // never returns when this process is an exec gate or a job guard
 	// A reader that has gone gives EPIPE, not SIGPIPE, unless it only prints.
-	stdout, stderr := cli.Streams(os.Args[1:])
-	if served, err := dispatch(os.Args[1:]); served {
+	args := cli.HelpArgs(os.Args[1:]) // leasewrap help KIND VERB is KIND VERB --help
+	stdout, stderr := cli.Streams(args)
+	if served, err := dispatch(args); served {
 		// lock and once live in leasewrap-etcd, kube in leasewrap-kube, so
 		// their clients' start-up never reaches the local kinds: the
 		// sibling was exec'd in place (the duplicates close on exec).
 		// Only a failed exec returns: 127 missing, 126 not executable.
-		os.Exit(cli.ExitCode(siblingExecError(err), cli.ErrorSink(cli.LogFormat(os.Args[1:], os.Getenv), stderr)))
+		os.Exit(cli.ExitCode(siblingExecError(err), cli.ErrorSink(cli.LogFormat(args, os.Getenv), stderr)))
 	}
-	os.Exit(realMain(os.Args[1:], stdout, stderr))
+	os.Exit(realMain(args, stdout, stderr))
 }
 
 // realMain runs leasewrap with args; it returns the exit status.
 func realMain(args []string, stdout, stderr io.Writer) int {
-	c, g := model(args)
+	args = cli.HelpArgs(args)
+	if a := cli.ScanArgs(args); len(a.Words) == 2 && !a.Help {
+		if k := kindNamed(a.Words[0]); k != nil && k.refuse != nil {
+			if err := k.refuse(a.Words[1], args); err != nil {
+				return cli.ExitCode(err, cli.ErrorSink(cli.LogFormat(args, os.Getenv), stderr))
+			}
+		}
+	}
+	c, g, opts := model(args)
 	if _, ok := c.(helpless); ok {
 		// kong interpolates the description and every help string (a
 		// regexp pass over every byte) whether or not help is shown, and
 		// these models never show it: help takes the tree.
-		return cli.Main(c, g, "", version, args, stdout, stderr, kong.PostBuild(withoutHelp))
+		return cli.Main(c, g, "", version, args, stdout, stderr, append(opts, kong.PostBuild(withoutHelp))...)
 	}
-	return cli.Main(c, g, description, version, args, stdout, stderr)
+	return cli.Main(c, g, description, version, args, stdout, stderr, opts...)
 }
 
 // ioStreams are the process's standard output and error (cli.IO).

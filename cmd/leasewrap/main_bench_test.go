@@ -21,14 +21,15 @@ func BenchmarkCLIModel(b *testing.B) {
 	args := []string{"claim", "run", "build:nightly", "--root", "/srv", "--ttl", "5m", "--", "true"}
 	for _, tc := range []struct {
 		name  string
-		model func() any
+		model func() (any, []kong.Option)
 	}{
-		{"whole-tree", func() any { return &tree{} }},
-		{"one-verb", func() any { m, _ := model(args); return m }},
+		{"whole-tree", func() (any, []kong.Option) { return &tree{}, treeCommands() }},
+		{"one-verb", func() (any, []kong.Option) { m, _, opts := model(args); return m, opts }},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			for b.Loop() {
-				p, err := kong.New(tc.model(), kong.Name("leasewrap"), kong.Vars{"version": version}, kong.Writers(io.Discard, io.Discard))
+				m, opts := tc.model()
+				p, err := kong.New(m, append(opts, kong.Name("leasewrap"), kong.Vars{"version": version}, kong.Writers(io.Discard, io.Discard))...)
 				if err != nil {
 					b.Fatal(err)
 				}

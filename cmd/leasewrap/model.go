@@ -19,32 +19,18 @@ import (
 // With -h/--help anywhere, the verb-only and version-only models are not
 // used, so help shows the same siblings and commands it always did.
 
-// tree is the whole command tree. Each kind's verbs live in their own files.
+// tree is the root of the whole command tree and of each kind's tree: the
+// global flags. The kinds come from the table of kinds (kinds.go), added
+// as kong options (treeCommands, kind.command).
 type tree struct {
 	cli.Globals `embed:""`
-	Claims      claimKind   `embed:""`
-	Reserves    reserveKind `embed:""`
-	Sessions    sessionKind `embed:""`
-	Flocks      flockKind   `embed:""`
-	Etcd        etcdKinds   `embed:""` // help only: lock and once run in leasewrap-etcd
 }
 
-// The kinds, each with its one-line help, shared by the whole tree and
-// the one-kind trees.
-type (
-	claimKind struct {
-		Claim claimCmd `cmd:"" help:"Work claims: a lock file with PID + TTL liveness (fno claims protocol)."`
-	}
-	reserveKind struct {
-		Reserve reserveCmd `cmd:"" help:"Idempotency reservations: run a job at most once per key, replay its result (orchestratectl protocol)."`
-	}
-	sessionKind struct {
-		Session sessionCmd `cmd:"" help:"Session owner leases with flock liveness (bcode session protocol)."`
-	}
-	flockKind struct {
-		Flock flockCmd `cmd:"" help:"A flock(2) on a file, the lock flock(1) takes: the simplest kind, one host."`
-	}
-)
+// kindTree is the root of one kind's tree (for `claim --help`, a mistyped
+// verb): the global flags and that kind alone.
+type kindTree struct {
+	cli.Globals `embed:""`
+}
 
 // versionCLI is the model of `leasewrap --version`.
 type versionCLI struct {
@@ -79,61 +65,33 @@ func withoutHelp(k *kong.Kong) error {
 	})
 }
 
-// model returns the smallest command tree that parses args and the global
-// flags inside it (filled in by the parse).
-func model(args []string) (any, *cli.Globals) {
+// model returns the smallest command tree that parses args, the global
+// flags inside it (filled in by the parse) and the kong options that add
+// its commands.
+func model(args []string) (any, *cli.Globals, []kong.Option) {
 	a := cli.ScanArgs(args)
 	words, help, version := a.Words, a.Help, a.Version
 	if len(words) == 0 {
 		if version && !help {
 			c := &versionCLI{}
-			return c, &c.Globals
+			return c, &c.Globals, nil
 		}
 		c := &tree{}
-		return c, &c.Globals
+		return c, &c.Globals, treeCommands()
 	}
-	if !help && len(words) > 1 {
-		if mk, ok := verbModels[words[0]][words[1]]; ok {
-			return mk()
+	if k := kindNamed(words[0]); k != nil {
+		if !help && len(words) > 1 {
+			if mk, ok := k.verbs[words[1]]; ok {
+				c, g := mk()
+				return c, g, nil
+			}
 		}
-	}
-	switch words[0] {
-	case "claim":
-		c := &claimCLI{}
-		return c, &c.Globals
-	case "reserve":
-		c := &reserveCLI{}
-		return c, &c.Globals
-	case "session":
-		c := &sessionCLI{}
-		return c, &c.Globals
-	case "flock":
-		c := &flockCLI{}
-		return c, &c.Globals
+		c := &kindTree{}
+		return c, &c.Globals, []kong.Option{k.command()}
 	}
 	c := &tree{}
-	return c, &c.Globals
+	return c, &c.Globals, treeCommands()
 }
-
-// The one-kind trees.
-type (
-	claimCLI struct {
-		cli.Globals `embed:""`
-		Kind        claimKind `embed:""`
-	}
-	reserveCLI struct {
-		cli.Globals `embed:""`
-		Kind        reserveKind `embed:""`
-	}
-	sessionCLI struct {
-		cli.Globals `embed:""`
-		Kind        sessionKind `embed:""`
-	}
-	flockCLI struct {
-		cli.Globals `embed:""`
-		Kind        flockKind `embed:""`
-	}
-)
 
 // oneVerb is the tree of a single verb: T is struct{ Kind struct{ Verb
 // verbCmd `cmd:""` } `cmd:""` }. (Static types: building them with
@@ -148,10 +106,11 @@ func verb[T any]() (any, *cli.Globals) {
 	return c, &c.Globals
 }
 
-// verbModels are the one-verb trees by kind and verb. A verb missing here
-// (a new one) is parsed with its kind's tree: correct, only slower.
-var verbModels = map[string]map[string]func() (any, *cli.Globals){
-	"claim": {
+// The one-verb trees of each kind, by verb (the table of kinds points to
+// them). A verb missing here (a new one) is parsed with its kind's tree:
+// correct, only slower.
+var (
+	claimVerbs = map[string]func() (any, *cli.Globals){
 		"run": verb[struct {
 			Claim struct {
 				Run claimRunCmd `cmd:""`
@@ -182,8 +141,8 @@ var verbModels = map[string]map[string]func() (any, *cli.Globals){
 				List claimListCmd `cmd:""`
 			} `cmd:""`
 		}],
-	},
-	"reserve": {
+	}
+	reserveVerbs = map[string]func() (any, *cli.Globals){
 		"run": verb[struct {
 			Reserve struct {
 				Run reserveRunCmd `cmd:""`
@@ -204,8 +163,8 @@ var verbModels = map[string]map[string]func() (any, *cli.Globals){
 				Hash reserveHashCmd `cmd:""`
 			} `cmd:""`
 		}],
-	},
-	"session": {
+	}
+	sessionVerbs = map[string]func() (any, *cli.Globals){
 		"run": verb[struct {
 			Session struct {
 				Run sessionRunCmd `cmd:""`
@@ -221,12 +180,12 @@ var verbModels = map[string]map[string]func() (any, *cli.Globals){
 				Owners sessionOwnersCmd `cmd:""`
 			} `cmd:""`
 		}],
-	},
-	"flock": {
+	}
+	flockVerbs = map[string]func() (any, *cli.Globals){
 		"run": verb[struct {
 			Flock struct {
 				Run flockRunCmd `cmd:""`
 			} `cmd:""`
 		}],
-	},
-}
+	}
+)

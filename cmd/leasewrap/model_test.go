@@ -17,27 +17,27 @@ import (
 // one-verb model holds exactly that verb with the same flags and arguments
 // as in the whole tree.
 func TestEveryVerbHasItsOwnModel(t *testing.T) {
-	whole, err := kong.New(&tree{}, kong.Name("leasewrap"), kong.Vars{"version": version}, kong.Writers(io.Discard, io.Discard))
+	whole, err := kong.New(&tree{}, append(treeCommands(), kong.Name("leasewrap"), kong.Vars{"version": version}, kong.Writers(io.Discard, io.Discard))...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := 0
 	for _, kind := range whole.Model.Children {
-		if kind.Name == "lock" || kind.Name == "once" {
-			continue // help only: main executes leasewrap-etcd for them before kong runs
+		if k := kindNamed(kind.Name); k == nil || k.sibling != nil {
+			continue // help only (main executes the sibling for them before kong runs), or help itself
 		}
 		for _, verb := range kind.Children {
 			n++
 			args := []string{"--log-level", "warn", kind.Name, "-q", verb.Name}
-			m, g := model(args)
-			if _, ok := verbModels[kind.Name][verb.Name]; !ok {
-				t.Errorf("%s %s: no one-verb model in verbModels", kind.Name, verb.Name)
+			m, g, opts := model(args)
+			if _, ok := kindNamed(kind.Name).verbs[verb.Name]; !ok {
+				t.Errorf("%s %s: no one-verb model in the table of kinds", kind.Name, verb.Name)
 				continue
 			}
 			if g == nil {
 				t.Fatalf("%s %s: no cli.Globals", kind.Name, verb.Name)
 			}
-			p, err := kong.New(m, kong.Name("leasewrap"), kong.Vars{"version": version}, kong.Writers(io.Discard, io.Discard))
+			p, err := kong.New(m, append(opts, kong.Name("leasewrap"), kong.Vars{"version": version}, kong.Writers(io.Discard, io.Discard))...)
 			if err != nil {
 				t.Fatalf("%s %s: %v", kind.Name, verb.Name, err)
 			}
@@ -79,15 +79,15 @@ func TestModelKeepsTheWholeTreeForHelp(t *testing.T) {
 		{[]string{"--help"}, &tree{}},
 		{[]string{"--version", "--help"}, &tree{}},
 		{[]string{"--version"}, &versionCLI{}},
-		{[]string{"claim", "run", "--help"}, &claimCLI{}},
+		{[]string{"claim", "run", "--help"}, &kindTree{}},
 		{[]string{"claim", "run", "k", "--", "x", "--help"}, nil}, // the child's --help is not ours
-		{[]string{"claim", "nosuchverb"}, &claimCLI{}},
+		{[]string{"claim", "nosuchverb"}, &kindTree{}},
 		{[]string{"nosuchkind", "run"}, &tree{}},
 		{[]string{}, &tree{}},
 	} {
-		m, _ := model(tc.args)
+		m, _, _ := model(tc.args)
 		if tc.want == nil {
-			if reflect.TypeOf(m) == reflect.TypeOf(&claimCLI{}) {
+			if reflect.TypeOf(m) == reflect.TypeOf(&kindTree{}) {
 				t.Errorf("%q: want the one-verb model, have the kind's", tc.args)
 			}
 			continue
@@ -107,14 +107,14 @@ func TestHelpNeverComesFromAHelplessModel(t *testing.T) {
 		{"claim", "run", "--help"}, {"claim", "run", "k", "-h", "--", "true"},
 		{"-q", "reserve", "hash", "--help"}, {"session", "--help"},
 	} {
-		if m, _ := model(args); isHelpless(m) {
+		if m, _, _ := model(args); isHelpless(m) {
 			t.Errorf("%q: help would be printed by a model without the description (%T)", args, m)
 		}
 	}
 	for _, args := range [][]string{
 		{"--version"}, {"claim", "run", "k", "--", "true", "--help"}, {"reserve", "hash", "k"},
 	} {
-		if m, _ := model(args); !isHelpless(m) {
+		if m, _, _ := model(args); !isHelpless(m) {
 			t.Errorf("%q: want a lean model, have %T", args, m)
 		}
 	}
@@ -153,13 +153,13 @@ func TestHelplessModelsRefuseLikeTheTree(t *testing.T) {
 		{"--log-level", "loud", "--version"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			if m, _ := model(args); !isHelpless(m) {
+			if m, _, _ := model(args); !isHelpless(m) {
 				t.Fatalf("want a lean model, have %T", m)
 			}
 			var leanOut, leanErr, treeOut, treeErr strings.Builder
 			leanCode := realMain(args, &leanOut, &leanErr)
 			c := &tree{}
-			treeCode := cli.Main(c, &c.Globals, description, version, args, &treeOut, &treeErr)
+			treeCode := cli.Main(c, &c.Globals, description, version, args, &treeOut, &treeErr, treeCommands()...)
 			if leanCode != treeCode {
 				t.Errorf("exit code: want %d (whole tree), have %d", treeCode, leanCode)
 			}
@@ -193,19 +193,19 @@ func withoutTimes(s string) string {
 // same as without withoutHelp.
 func TestWithoutHelpEmptiesEveryHelp(t *testing.T) {
 	argss := [][]string{{"--version"}}
-	for kind, verbs := range verbModels {
-		for verb := range verbs {
-			argss = append(argss, []string{kind, verb})
+	for _, k := range kinds {
+		for verb := range k.verbs {
+			argss = append(argss, []string{k.name, verb})
 		}
 	}
 	for _, args := range argss {
-		m, _ := model(args)
+		m, _, opts := model(args)
 		if !isHelpless(m) {
 			t.Fatalf("%q: want a lean model, have %T", args, m)
 		}
-		lean, lhelp := summary(t, m, kong.PostBuild(withoutHelp))
-		m, _ = model(args)
-		full, fhelp := summary(t, m)
+		lean, lhelp := summary(t, m, append(opts, kong.PostBuild(withoutHelp))...)
+		m, _, opts = model(args)
+		full, fhelp := summary(t, m, opts...)
 		if lhelp != "" || fhelp == "" {
 			t.Errorf("%q: want no help left (and some without withoutHelp), have %q (%d bytes without)", args, lhelp, len(fhelp))
 		}

@@ -78,6 +78,9 @@ var (
 func (l *Locker) Kind() string { return Kind }
 func (l *Locker) Key() string  { return l.cfg.Name }
 
+// Holder is the holder identity the lock is taken as (lease.Identity).
+func (l *Locker) Holder() string { return l.cfg.Holder }
+
 // Acquire tries once (a try-lock): it queues, and if it is not first it
 // removes its key and revokes its lease, and reports the holder.
 func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {

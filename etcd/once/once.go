@@ -113,6 +113,9 @@ func build(cfg Config) (*Locker, error) {
 func (l *Locker) Kind() string { return Kind }
 func (l *Locker) Key() string  { return l.cfg.Key }
 
+// Holder is the holder identity the record is written with (lease.Identity).
+func (l *Locker) Holder() string { return l.cfg.Holder }
+
 // EtcdKey is the record's etcd key.
 func (l *Locker) EtcdKey() string { return l.key }
 

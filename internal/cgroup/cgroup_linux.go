@@ -37,17 +37,14 @@ type Place struct {
 	Dir   string // Mount joined with Path: the directory of this process's cgroup
 }
 
-// Locate finds the cgroup v2 mount (/proc/self/mountinfo) and this
-// process's cgroup in it (the "0::" line of /proc/self/cgroup).
+// Locate finds this process's cgroup (the "0::" line of
+// /proc/self/cgroup) and the cgroup v2 mount it is under. The mount is
+// looked for first at its two usual places, /sys/fs/cgroup (unified) and
+// /sys/fs/cgroup/unified (hybrid), with a statfs(2) each: reading
+// /proc/self/mountinfo costs about 0.1 ms a run on a VM. A usual place is
+// taken when it shows our cgroup for certain (knownDir); otherwise, or
+// where the hierarchy is mounted elsewhere, mountinfo decides.
 func Locate() (Place, error) {
-	mi, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return Place{}, fmt.Errorf("%w: read /proc/self/mountinfo: %v", ErrUnavailable, err)
-	}
-	mnt, root, err := findMount(mi)
-	if err != nil {
-		return Place{}, err
-	}
 	pc, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return Place{}, fmt.Errorf("%w: read /proc/self/cgroup: %v", ErrUnavailable, err)
@@ -56,7 +53,53 @@ func Locate() (Place, error) {
 	if err != nil {
 		return Place{}, err
 	}
+	for _, mnt := range usualMounts {
+		if pl, _ := place(mnt, "/", p); isCgroup2(mnt) && knownDir(pl.Dir, p) {
+			return pl, nil
+		}
+	}
+	mi, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return Place{}, fmt.Errorf("%w: read /proc/self/mountinfo: %v", ErrUnavailable, err)
+	}
+	mnt, root, err := findMount(mi)
+	if err != nil {
+		return Place{}, err
+	}
 	return place(mnt, root, p)
+}
+
+// usualMounts are where cgroup v2 is mounted on systemd hosts and in
+// containers: unified, then hybrid.
+var usualMounts = []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}
+
+func isCgroup2(dir string) bool {
+	var st unix.Statfs_t
+	return unix.Statfs(dir, &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC
+}
+
+// knownDir reports whether dir, a usual mount joined with our cgroup's
+// path p, is our cgroup for certain, which holds when the mount shows the
+// hierarchy from its root (a sub-tree mounted there would put p below
+// another directory). For p = "/": the mount's top is the hierarchy's
+// root, which alone has no cgroup.events (a cgroup namespace's root, or a
+// mounted sub-tree, has one: mountinfo decides). Otherwise: dir lists our
+// pid in its cgroup.procs.
+func knownDir(dir, p string) bool {
+	if p == "/" {
+		return unix.Access(filepath.Join(dir, "cgroup.events"), unix.F_OK) == unix.ENOENT
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return false
+	}
+	self := strconv.Itoa(os.Getpid())
+	for _, f := range bytes.Fields(b) {
+		if string(f) == self {
+			return true
+		}
+	}
+	return false
 }
 
 // place joins the mount with the process's path. The mount's root (field

@@ -188,10 +188,10 @@ func TestNestedGroupInsideAPopulatedOne(t *testing.T) {
 	}
 }
 
-// Create sweeps the empty job cgroups of dead creators, never a populated
+// Sweep removes the empty job cgroups of dead creators, never a populated
 // one, one whose creator lives, or a young one (its creator may live in
-// another pid namespace).
-func TestCreateSweepsWhatDeadCreatorsLeft(t *testing.T) {
+// another pid namespace); Create sweeps nothing.
+func TestSweepRemovesWhatDeadCreatorsLeft(t *testing.T) {
 	base, err := Create(realParent(t))
 	if err != nil {
 		t.Fatal(err)
@@ -224,6 +224,10 @@ func TestCreateSweepsWhatDeadCreatorsLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	unix.Close(g.fd)
+	if _, err := os.Stat(emptyDead); err != nil {
+		t.Fatalf("Create swept %s: %v", emptyDead, err)
+	}
+	Sweep(base.Dir())
 	for dir, want := range map[string]bool{emptyDead: false, busyDead: true, live: true, other: true, youngDead: true, g.Dir(): true} {
 		_, err := os.Stat(dir)
 		if have := err == nil; have != want {
@@ -298,5 +302,49 @@ func TestSweepIsBounded(t *testing.T) {
 	}
 	if have := count(); have != 0 {
 		t.Fatalf("after repeated sweeps: want none left, have %d", have)
+	}
+}
+
+// Locate's usual-place path finds what /proc/self/mountinfo says.
+func TestLocateAgreesWithMountinfo(t *testing.T) {
+	have, err := Locate()
+	if err != nil {
+		t.Skip(err)
+	}
+	mi, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mnt, root, err := findMount(mi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := selfPath(pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := place(mnt, root, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if have != want {
+		t.Fatalf("want %+v (mountinfo), have %+v", want, have)
+	}
+	if !knownDir(have.Dir, p) {
+		t.Errorf("knownDir(%s, %s): want true for our own cgroup", have.Dir, p)
+	}
+	// A cgroup we are not in is not taken for ours, nor a non-root one
+	// for the hierarchy's root.
+	g, err := Create(have.Dir)
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	if knownDir(g.Dir(), "/elsewhere") || knownDir(g.Dir(), "/") {
+		t.Errorf("knownDir(%s): want false for a cgroup we are not in", g.Dir())
 	}
 }

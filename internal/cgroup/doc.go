@@ -3,7 +3,10 @@
 // whether a child cgroup may be created there, create one per job, have a
 // child born inside it (CLONE_INTO_CGROUP through
 // syscall.SysProcAttr.CgroupFD), list its members, wait for it to empty
-// (cgroup.events, woken by inotify), kill it (cgroup.kill) and remove it.
+// (cgroup.events, woken by poll(2)), kill it (cgroup.kill) and remove it;
+// sweep what SIGKILLed creators left (Sweep); and read the pids limits
+// that apply to this process (PidsLimited, v2 and v1), keeping room for
+// the creator under them where the job cgroup has a pids.max (KeepPids).
 //
 // A process cannot leave a cgroup by setsid(2), setpgid(2) or a double
 // fork; only a write to another cgroup's cgroup.procs moves it, which

@@ -24,12 +24,10 @@ type Group struct {
 
 // Create makes a new job cgroup leasewrap-<pid>-<random> under parent (a
 // directory Parent returned, or a job cgroup's directory for a nested
-// one). It first removes, bounded, the empty job cgroups that dead
-// creators left under parent (a SIGKILLed leasewrap cannot remove its
-// own); a populated one is never touched. A kernel without cgroup.kill
-// (before 5.14) is refused with an error wrapping ErrUnavailable.
+// one). A kernel without cgroup.kill (before 5.14) is refused with an
+// error wrapping ErrUnavailable. The job cgroups that dead creators left
+// are Sweep's, not Create's: a run starts without that work.
 func Create(parent string) (*Group, error) {
-	sweep(parent, sweepLook, 4)
 	name, err := newName()
 	if err != nil {
 		return nil, fmt.Errorf("cgroup: name a job cgroup under %s: %w", parent, err)
@@ -198,9 +196,14 @@ func (g *Group) Close() error {
 }
 
 // removeAll removes dir and the cgroups below it, deepest first. rmdir of
-// a cgroup fails with EBUSY while a member is still exiting; that is
-// retried for a bounded time (about a second).
+// a cgroup fails with EBUSY while a member is still exiting or a cgroup
+// is below it; that is retried for a bounded time (about a second). The
+// directory is read only then: a job cgroup with no nested one (the
+// usual case) is removed by one rmdir.
 func removeAll(dir string) error {
+	if err := unix.Rmdir(dir); err == nil || err == unix.ENOENT {
+		return nil
+	}
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -226,6 +229,18 @@ func removeAll(dir string) error {
 // a creator in another pid namespace (sharing our cgroup) looks dead to
 // kill(2) while it may still be about to start its job there.
 const sweepAge = 10 * time.Minute
+
+// SweepEvery is how many runs share one sweep, on average: a leftover is
+// made only by a SIGKILLed leasewrap (or one told to leave strays), and
+// one sweep removes up to four, so a sweep in one run of eight keeps up
+// with a leasewrap killed in up to one run of two.
+const SweepEvery = 8
+
+// Sweep removes, bounded, the job cgroups under parent that dead creators
+// left (a SIGKILLed leasewrap cannot remove its own); a populated one is
+// never touched (see sweep). It is meant for after a job has started,
+// in one run of SweepEvery, not on the way to the start.
+func Sweep(parent string) { sweep(parent, sweepLook, 4) }
 
 // sweepLook bounds the job cgroups one sweep looks at (a kill(2) and a
 // stat each), so a parent crowded with leftovers costs every run the same

@@ -134,6 +134,9 @@ func (l *Locker) Key() string  { return l.cfg.Namespace + "/" + l.cfg.Name }
 // Identity is the holder identity this Locker takes the Lease as.
 func (l *Locker) Identity() string { return l.cfg.Identity }
 
+// Holder is the holderIdentity the Lease is taken as (lease.Identity).
+func (l *Locker) Holder() string { return l.cfg.Identity }
+
 func (l *Locker) leases() LeaseInterface { return l.cfg.Client.Leases(l.cfg.Namespace) }
 
 // what names the object in errors.

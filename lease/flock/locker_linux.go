@@ -49,6 +49,7 @@ type Locker struct {
 var (
 	_ lease.Locker   = (*Locker)(nil)
 	_ lease.Notifier = (*Locker)(nil)
+	_ lease.Identity = (*Locker)(nil)
 )
 
 // NewLocker checks c and returns its Locker. The errors are the caller's
@@ -87,6 +88,10 @@ func unwrapPath(err error) error {
 
 // Kind is "flock".
 func (l *Locker) Kind() string { return Kind }
+
+// Holder is the configured holder identity, known before the lock is
+// taken (lease.Identity).
+func (l *Locker) Holder() string { return l.holder }
 
 // Key is the lock file's absolute path.
 func (l *Locker) Key() string { return l.path }

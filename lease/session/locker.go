@@ -71,7 +71,10 @@ type Locker struct {
 	store *Store
 }
 
-var _ lease.Locker = (*Locker)(nil)
+var (
+	_ lease.Locker   = (*Locker)(nil)
+	_ lease.Identity = (*Locker)(nil)
+)
 
 // NewLocker checks cfg (session id set, root set, writer epoch present).
 func NewLocker(cfg LockerConfig) (*Locker, error) {

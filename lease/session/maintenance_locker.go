@@ -32,7 +32,10 @@ type MaintenanceLocker struct {
 	store *Store
 }
 
-var _ lease.Locker = (*MaintenanceLocker)(nil)
+var (
+	_ lease.Locker   = (*MaintenanceLocker)(nil)
+	_ lease.Identity = (*MaintenanceLocker)(nil)
+)
 
 // NewMaintenanceLocker checks cfg (session id and root set).
 func NewMaintenanceLocker(cfg MaintenanceConfig) (*MaintenanceLocker, error) {

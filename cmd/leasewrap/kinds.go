@@ -1,0 +1,146 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/leasewrap/leasewrap/cli"
+)
+
+// kind is one row of the table of kinds: a first word of leasewrap's
+// command line, its one-line help, and its verbs — leasewrap's own, or
+// help-only stubs of the verbs a sibling executable serves.
+type kind struct {
+	name  string // leasewrap NAME VERB …
+	help  string // one line: --help's command list, the man pages
+	group string // the heading --help lists it under
+	// cmd returns the kind's command: one field per verb (kong tags give
+	// each verb's help). For a sibling's kind, stubs that only list them.
+	cmd func() any
+	// sibling serves the kind in leasewrap's place (dispatch); nil when
+	// leasewrap serves it.
+	sibling *sibling
+	// verbs are the one-verb models of leasewrap's own verbs, by verb
+	// (model.go); a verb missing here is parsed with its kind's tree.
+	verbs map[string]func() (any, *cli.Globals)
+	// refuse, when set, sees the arguments of a command line of this kind
+	// (and its verb) before anything parses them: for foreign flags that
+	// are refused with what to write instead, without a kong flag each.
+	refuse func(verb string, args []string) error
+}
+
+// The headings of --help's command list.
+const (
+	groupLocal = "One host (or hosts sharing a directory)"
+	groupEtcd  = "Across hosts, on etcd (served by leasewrap-etcd)"
+	groupKube  = "On Kubernetes (served by leasewrap-kube)"
+)
+
+// The sibling executables.
+var (
+	etcdExe = &sibling{"leasewrap-etcd", "make build builds it into bin/, or go install github.com/leasewrap/leasewrap/etcd/cmd/leasewrap-etcd@latest"}
+	kubeExe = &sibling{"leasewrap-kube", "make build builds it into bin/, or go install github.com/leasewrap/leasewrap/kube/cmd/leasewrap-kube@latest"}
+)
+
+// kinds is the one table of leasewrap's kinds, in the order --help lists
+// them. The whole tree and each kind's tree (model.go), the dispatch to
+// sibling executables (dispatch.go), --help's command list and the man
+// pages and completions (internal/kongdoc, gendocs_test.go) all come from
+// it: adding a kind is one row here.
+var kinds = []kind{
+	{name: "flock", group: groupLocal, cmd: func() any { return &flockCmd{} }, verbs: flockVerbs, refuse: flockRefusals,
+		help: "A flock(2) on a file, the lock flock(1) takes: the simplest kind, one host."},
+	{name: "claim", group: groupLocal, cmd: func() any { return &claimCmd{} }, verbs: claimVerbs,
+		help: "Work claims: a lock file with PID + TTL liveness (fno claims protocol)."},
+	{name: "reserve", group: groupLocal, cmd: func() any { return &reserveCmd{} }, verbs: reserveVerbs,
+		help: "Idempotency reservations: run a job at most once per key, replay its result (orchestratectl protocol)."},
+	{name: "session", group: groupLocal, cmd: func() any { return &sessionCmd{} }, verbs: sessionVerbs,
+		help: "Session owner leases with flock liveness (bcode session protocol)."},
+	{name: "lock", group: groupEtcd, cmd: func() any { return &etcdLockCmd{} }, sibling: etcdExe,
+		help: "A mutex on etcd, interoperable with etcdctl lock, fenced."},
+	{name: "once", group: groupEtcd, cmd: func() any { return &etcdOnceCmd{} }, sibling: etcdExe,
+		help: "Run a command at most once per key across hosts, on etcd."},
+	{name: "kube", group: groupKube, cmd: func() any { return &kubeCmd{} }, sibling: kubeExe,
+		help: "Hold a coordination.k8s.io Lease, interoperable with client-go leader election, fenced."},
+}
+
+// kindNamed is the row of the kind called name, or nil.
+func kindNamed(name string) *kind {
+	for i := range kinds {
+		if kinds[i].name == name {
+			return &kinds[i]
+		}
+	}
+	return nil
+}
+
+// command is the kong option that adds k to a tree.
+func (k *kind) command() kong.Option {
+	return kong.DynamicCommand(k.name, k.help, k.group, k.cmd())
+}
+
+// treeCommands are the options that add every kind to a tree, and the
+// commands about leasewrap itself: help, completion and (hidden) gendocs.
+func treeCommands() []kong.Option {
+	opts := make([]kong.Option, 0, len(kinds)+1)
+	for i := range kinds {
+		opts = append(opts, kinds[i].command())
+	}
+	return append(opts,
+		kong.DynamicCommand("help", "Show the help of a kind or verb: leasewrap help [KIND [VERB]] (the same as KIND VERB --help).", "", &helpCmd{}),
+		kong.DynamicCommand("completion", "Print the bash, zsh or fish completion script.", "", &completionCmd{}),
+		kong.DynamicCommand("gendocs", "Write the man pages and completion scripts into directories (for packages).", "", &gendocsCmd{}, "hidden:\"\""))
+}
+
+// The help-only stubs of the sibling executables' verbs: leasewrap lists
+// them in its help, and never parses them itself: main executes the
+// sibling for them before kong runs (dispatch), which parses and explains
+// them in full. TestSiblingStubsMatchTheSiblings checks them against each
+// sibling's own model.
+type (
+	etcdLockCmd struct {
+		Run     siblingVerbCmd `cmd:"" help:"Hold the lock NAME while running a command."`
+		Holders siblingVerbCmd `cmd:"" help:"Show the queue of lock NAME as JSON (create-revision order; the first holds it)."`
+	}
+	etcdOnceCmd struct {
+		Run     siblingVerbCmd `cmd:"" help:"Run a command once per KEY across hosts; later runs replay its exit code."`
+		Lookup  siblingVerbCmd `cmd:"" help:"Show KEY's record as JSON."`
+		Release siblingVerbCmd `cmd:"" help:"Remove KEY's record if it belongs to run --run-id (so the next run runs again)."`
+	}
+	kubeCmd struct {
+		Run    siblingVerbCmd `cmd:"" help:"Hold the Lease NAME while running a command."`
+		Holder siblingVerbCmd `cmd:"" help:"Show the Lease NAME's holder as JSON (exit 0 held, 1 not held or absent, 2 error)."`
+	}
+)
+
+// siblingVerbCmd takes whatever follows and hands it to the sibling.
+type siblingVerbCmd struct {
+	Args []string `arg:"" optional:"" passthrough:"" help:"NAME or KEY, flags, and -- CMD [ARG…] for run (see leasewrap help KIND VERB)."`
+}
+
+// Run executes the sibling in place with leasewrap's arguments. It is
+// reached only when dispatch did not recognise the command line (it
+// returns only on failure).
+func (c *siblingVerbCmd) Run() error {
+	if served, err := dispatch(os.Args[1:]); served {
+		return siblingExecError(err)
+	}
+	exe := "its executable"
+	if k := kindNamed(cli.ScanArgs(os.Args[1:]).Kind()); k != nil && k.sibling != nil {
+		exe = k.sibling.exe
+	}
+	return fmt.Errorf("this verb is served by %s; run it directly: %s %s", exe, exe, strings.Join(os.Args[1:], " "))
+}
+
+// helpCmd is `leasewrap help [KIND [VERB]]`. cli.HelpArgs turns it into
+// `KIND VERB --help` before anything parses it, so Run is not reached.
+type helpCmd struct {
+	Command []string `arg:"" optional:"" help:"The kind and verb to explain, e.g. flock run."`
+}
+
+func (c *helpCmd) Run() error {
+	return fmt.Errorf("%w: help: use leasewrap help [KIND [VERB]]", cli.ErrUsage)
+}

@@ -1,0 +1,133 @@
+package cgroup
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// PidsLimited reports whether a cgroup pids limit applies to this process:
+// a pids.max other than "max" on its cgroup or an ancestor, in the v2
+// hierarchy (systemd's TasksMax, a container's pids limit) or in a cgroup
+// v1 pids hierarchy. What it cannot read for certain (a hierarchy
+// mounted elsewhere than usual) counts as limited. About 20 µs: one read
+// of /proc/self/cgroup and of each ancestor's pids.max.
+func PidsLimited() bool {
+	pc, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return true
+	}
+	for _, line := range strings.Split(string(pc), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) != 3 || !strings.HasPrefix(f[2], "/") {
+			continue
+		}
+		var dir, top string
+		switch {
+		case f[0] == "0" && f[1] == "":
+			for _, mnt := range usualMounts {
+				if pl, _ := place(mnt, "/", f[2]); isCgroup2(mnt) && knownDir(pl.Dir, f[2]) {
+					dir, top = pl.Dir, mnt
+					break
+				}
+			}
+			if dir == "" {
+				return true
+			}
+		case hasController(f[1], "pids"):
+			top = "/sys/fs/cgroup/pids"
+			var st unix.Statfs_t
+			if unix.Statfs(top, &st) != nil || st.Type != unix.CGROUP_SUPER_MAGIC {
+				return true
+			}
+			dir = filepath.Join(top, f[2])
+		default:
+			continue
+		}
+		if room, _ := pidsRoom(dir, top); room >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func hasController(list, c string) bool {
+	for _, s := range strings.Split(list, ",") {
+		if s == c {
+			return true
+		}
+	}
+	return false
+}
+
+// pidsRoom walks from dir up to top (a mount's top: the hierarchy's root,
+// which has no pids.max, or a cgroup namespace's, which may) and returns
+// the fewest tasks any limited one among them still has room for
+// (pids.max − pids.current, at least 0), or −1 when none is limited.
+func pidsRoom(dir, top string) (int64, error) {
+	room := int64(-1)
+	for d := dir; d == top || strings.HasPrefix(d, top+"/"); d = filepath.Dir(d) {
+		b, err := os.ReadFile(filepath.Join(d, "pids.max"))
+		if errors.Is(err, os.ErrNotExist) {
+			continue // the controller is not enabled here
+		}
+		if err != nil {
+			return room, err
+		}
+		v := strings.TrimSpace(string(b))
+		if v == "max" {
+			continue
+		}
+		lim, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return room, fmt.Errorf("cgroup: %s/pids.max: %w", d, err)
+		}
+		b, err = os.ReadFile(filepath.Join(d, "pids.current"))
+		if err != nil {
+			return room, err
+		}
+		cur, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil {
+			return room, fmt.Errorf("cgroup: %s/pids.current: %w", d, err)
+		}
+		if r := max(lim-cur, 0); room < 0 || r < room {
+			room = r
+		}
+	}
+	return room, nil
+}
+
+// KeepPids keeps margin tasks of the pids limits above the job cgroup for
+// its creator: where the cgroup has a pids.max (the pids controller is
+// enabled in its parent), it is set to the fewest tasks any limited
+// ancestor still has room for, less margin (at least 1). It returns the
+// limit set, 0 when there is no pids.max to set or no limit above.
+// A snapshot: what others start in the ancestors later is not counted.
+func (g *Group) KeepPids(margin int64) (int64, error) {
+	file := filepath.Join(g.dir, "pids.max")
+	if _, err := os.Stat(file); err != nil {
+		return 0, nil
+	}
+	// top: the first ancestor without pids.max (the root, or where the
+	// controller is not enabled).
+	top := filepath.Dir(g.dir)
+	for ; top != "/"; top = filepath.Dir(top) {
+		if _, err := os.Stat(filepath.Join(top, "pids.max")); err != nil {
+			break
+		}
+	}
+	room, err := pidsRoom(filepath.Dir(g.dir), top)
+	if err != nil || room < 0 {
+		return 0, err
+	}
+	limit := max(room-margin, 1)
+	if err := os.WriteFile(file, []byte(strconv.FormatInt(limit, 10)), 0); err != nil {
+		return 0, fmt.Errorf("cgroup: limit %s: %w", file, err)
+	}
+	return limit, nil
+}

@@ -1,0 +1,21 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/leasewrap/leasewrap/cli"
+	"github.com/leasewrap/leasewrap/internal/kongdoc"
+)
+
+// TestModelDescription: leasewrap's completions and man pages take this
+// executable's kinds, verbs and flags from its own description,
+// cmd/leasewrap/siblings/leasewrap-kube.json in the root module. It fails when that
+// file no longer matches this command line; LEASEWRAP_UPDATE_DOCS=1 (make
+// gendocs) rewrites it. The flags every run verb shares (cli.RunFlags) and
+// the global flags are leasewrap's own: left out, so that adding one does
+// not make the file stale.
+func TestModelDescription(t *testing.T) {
+	if err := kongdoc.CheckDescription(&rootCmd{}, "leasewrap-kube", description, version, "../../../cmd/leasewrap/siblings/leasewrap-kube.json", &cli.RunVerbShape{}); err != nil {
+		t.Fatal(err)
+	}
+}
