@@ -33,6 +33,18 @@ func (l *Locker) Kind() string { return l.slots[0].Kind() }
 // Key is slot 0's key: the key the user gave.
 func (l *Locker) Key() string { return l.slots[0].Key() }
 
+// Holder is the holder slot 0 will acquire as, if its kind knows it
+// before acquiring (lease.Identity), else "": every slot is taken as the
+// same holder.
+func (l *Locker) Holder() string {
+	if id, ok := l.slots[0].(lease.Identity); ok {
+		return id.Holder()
+	}
+	return ""
+}
+
+var _ lease.Identity = (*Locker)(nil)
+
 // Acquire tries each slot once, in order, and returns the lease of the
 // first it takes. With every slot held it returns a *HeldError that
 // matches lease.ErrHeld and names each slot's holder; any other error
