@@ -29,6 +29,15 @@ const (
 	ExitNotFound      = 127 // the command was not found (as sh, env(1))
 )
 
+// The exit codes of a lease kept in a service (etcd, a Kubernetes API
+// server) that leasewrap could not use: nothing was taken, nothing ran.
+// The kinds wrap lease.ErrUnavailable and lease.ErrNoPerm; ExitCode maps
+// them here, once.
+const (
+	ExitUnavailable = 69 // EX_UNAVAILABLE: no answer in time, connection refused, 503/504
+	ExitNoPerm      = 77 // EX_NOPERM: TLS, credentials or permission refused
+)
+
 // The exit codes of the admin verbs (claim acquire/release/status/renew/list
 // and the other kinds' admin verbs), fixed by the claims CLI contract.
 const (
@@ -88,13 +97,17 @@ func ExitCode(err error, stderr io.Writer) int {
 		return ee.Code
 	}
 	fmt.Fprintf(stderr, "leasewrap: %v\n", err)
-	var kc kong.ExitCoder // errors that carry their own status (etcd: 69, 77)
+	var kc kong.ExitCoder // errors that carry their own status (kong's)
 	var execErr *supervisor.ExecError
 	switch {
 	case errors.As(err, &kc):
 		return kc.ExitCode()
 	case errors.As(err, &execErr):
 		return execErr.Code // 127 not found, 126 not executable, as env(1)
+	case errors.Is(err, lease.ErrNoPerm):
+		return ExitNoPerm
+	case errors.Is(err, lease.ErrUnavailable):
+		return ExitUnavailable
 	case errors.Is(err, supervisor.ErrEmptyCommand), errors.Is(err, ErrUsage):
 		return ExitUsage
 	case errors.Is(err, lease.ErrHeld):

@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/alecthomas/kong"
 )
@@ -30,6 +29,11 @@ func (f *RunFlags) BeforeApply(kctx *kong.Context) error {
 				f.line.keyName = strings.ToUpper(p.Name)
 				break
 			}
+		}
+	}
+	for _, p := range kctx.Path {
+		if p.Flag != nil && p.Flag.Name == "kill-grace" {
+			f.graceGiven = true
 		}
 	}
 	if i := slices.Index(kctx.Args, "--"); i >= 0 {
@@ -85,23 +89,6 @@ func (l verbLine) missingKey(command []string) error {
 	}
 	return fmt.Errorf("%s: %w: %s is missing: everything after -- is the command (%s); give %s before --, e.g. %s [flags] -- %s",
 		l.verb, ErrUsage, k, cmd, k, l.example(), cmd)
-}
-
-// timingError names the flags behind a timing rule that the lease's TTL
-// breaks (the supervisor's own message names the rule, not the flags).
-func (f *RunFlags) timingError(ttl time.Duration, err error) error {
-	grace, gnote := f.KillGrace, ""
-	if grace == 0 {
-		grace, gnote = 10*time.Second, " (the default)"
-	}
-	switch {
-	case ttl > 0 && grace >= ttl:
-		return fmt.Errorf("%w: --kill-grace %v%s must be shorter than --ttl %v: a job that must stop when the lease is lost gets SIGTERM, then SIGKILL after --kill-grace, all before the lease can expire; lower --kill-grace (e.g. --kill-grace %v) or raise --ttl",
-			ErrUsage, grace, gnote, ttl, max(ttl/4, time.Second).Truncate(time.Second))
-	case ttl > 0 && f.RenewEvery >= ttl:
-		return fmt.Errorf("%w: --renew-every %v must be shorter than --ttl %v", ErrUsage, f.RenewEvery, ttl)
-	}
-	return fmt.Errorf("%w: %v (flags: --ttl %v, --kill-grace %v, --renew-every)", ErrUsage, err, ttl, grace)
 }
 
 func count(words []string, w string) int {

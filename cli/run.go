@@ -21,7 +21,7 @@ import (
 // the child, how to exit. Kind-specific flags live in each verb.
 type RunFlags struct {
 	Wait             time.Duration `help:"Keep trying to acquire a held lease for this long, reacting to its release at once (0: try once)." default:"0s"`
-	KillGrace        time.Duration `help:"Time between SIGTERM and SIGKILL of the job's process group: when the lease is lost, and for what is left of the job after the child exits." default:"10s"`
+	KillGrace        time.Duration `help:"Time between SIGTERM and SIGKILL of the job's process group: when the lease is lost, and for what is left of the job after the child exits (default: a third of the lease's TTL, at most 10s; 10s for a lease without TTL)."`
 	RenewEvery       time.Duration `help:"Renewal period of a TTL lease (default TTL/3), or check period of a lease without TTL (default 5s)." default:"0s"`
 	ConflictExitCode int           `help:"Exit code when the lease is held by another or not acquired within --wait." default:"75"`
 	Subreaper        bool          `help:"Reap orphaned descendants like tini, so the job's strays stay leasewrap's children (--no-subreaper to turn off; always on as PID 1)." default:"true" negatable:""`
@@ -35,6 +35,9 @@ type RunFlags struct {
 	ObserveFlags     `embed:""`
 
 	line verbLine // the raw command line, for Check's messages (BeforeApply)
+	// graceGiven is set when --kill-grace was on the command line
+	// (BeforeApply): otherwise Check gives KillGrace its TTL's default.
+	graceGiven bool
 
 	Command []string `arg:"" passthrough:"" name:"command" help:"The command to run, after --."`
 }
@@ -42,8 +45,29 @@ type RunFlags struct {
 // MinRenewEvery is the shortest --renew-every accepted.
 const MinRenewEvery = 100 * time.Millisecond
 
-// Check checks the shared flags; ttl is the lease's TTL if known. (Not
-// named Validate: kong would call that itself, without the TTL.)
+// MaxDefaultKillGrace is the kill grace of a lease without TTL, and the
+// most a TTL's default grace grows to.
+const MaxDefaultKillGrace = 10 * time.Second
+
+// DefaultKillGrace is the kill grace when --kill-grace is not given: a
+// third of the TTL, at most 10 s; 10 s for a lease without TTL (ttl 0).
+// With the default renewal period (also a third of the TTL) and the
+// fence's margin (max(1 s, TTL/20)), the fence then falls a third of the
+// TTL less the margin after the renewal that is due: room for retries
+// wherever the TTL is over 3 s, so every TTL a kind takes works with the
+// defaults from 4 s on. The 10 s and the kube kind's 5 s (15 s leases)
+// stay what they were.
+func DefaultKillGrace(ttl time.Duration) time.Duration {
+	if ttl <= 0 {
+		return MaxDefaultKillGrace
+	}
+	return min(MaxDefaultKillGrace, (ttl / 3).Truncate(time.Millisecond))
+}
+
+// Check checks the shared flags; ttl is the lease's TTL if known. It gives
+// --kill-grace its default for ttl when the flag was not given
+// (DefaultKillGrace). (Not named Validate: kong would call that itself,
+// without the TTL.)
 func (f *RunFlags) Check(ttl time.Duration) error {
 	if err := f.line.missingKey(f.Command); err != nil {
 		return err
@@ -60,6 +84,9 @@ func (f *RunFlags) Check(ttl time.Duration) error {
 	}
 	if f.Command[0] == "" {
 		return fmt.Errorf("%w: the command is empty (\"\"); put the program to run after --", ErrUsage)
+	}
+	if !f.graceGiven {
+		f.KillGrace = DefaultKillGrace(ttl)
 	}
 	if f.Wait < 0 || f.Splay < 0 || f.HookTimeout < 0 || f.KillGrace < 0 || f.RenewEvery < 0 {
 		return fmt.Errorf("%w: durations must not be negative", ErrUsage)
@@ -174,9 +201,17 @@ func defaultHolder(read func([]byte) error) string {
 	if err != nil || host == "" {
 		host = "unknown-host"
 	}
+	return fmt.Sprintf("leasewrap:%s:%d:%s", host, os.Getpid(), uniqueSuffix(read))
+}
+
+// UniqueSuffix is the random part of a default holder identity, 8 hex
+// digits (the kube kind's identity ends with it too).
+func UniqueSuffix() string { return uniqueSuffix(randbytes.Read) }
+
+func uniqueSuffix(read func([]byte) error) string {
 	var b [4]byte
 	if err := read(b[:]); err != nil {
 		binary.BigEndian.PutUint32(b[:], uint32(time.Now().UnixNano()))
 	}
-	return fmt.Sprintf("leasewrap:%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+	return hex.EncodeToString(b[:])
 }

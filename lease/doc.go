@@ -35,7 +35,8 @@
 //	once (etcd)  Identity, Queuer               yes    session expiry,    no          yes
 //	                                                   record deleted
 //	kube         Identity, Queuer               yes    watch: deleted,    no          yes
-//	                                                   overwritten
+//	                                                   overwritten;
+//	                                                   LossCause says how
 //
 // (reservation: the holder is the run id, known only once the key is
 // reserved or reclaimed, hence no Identity; session maintenance, a second

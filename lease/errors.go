@@ -16,6 +16,15 @@ var (
 	// corrupt, foreign, of a newer schema, unreadable, or whose liveness
 	// cannot be verified. Nothing was changed; a person must resolve it.
 	ErrRefused = errors.New("lease: refused")
+	// ErrUnavailable reports that the service a distributed kind keeps its
+	// leases in (etcd, a Kubernetes API server) did not answer in time,
+	// refused the connection or said it is unavailable: nothing was taken
+	// and nothing ran (exit 69, EX_UNAVAILABLE). A kind wraps it with what
+	// it tried and what to check.
+	ErrUnavailable = errors.New("lease: service unavailable")
+	// ErrNoPerm reports that such a service refused us: TLS, credentials
+	// or permission (exit 77, EX_NOPERM). Nothing was taken.
+	ErrNoPerm = errors.New("lease: permission refused")
 )
 
 // HeldError is the contention error of Acquire: the lease is held by

@@ -203,7 +203,12 @@ func (r *runner) queued(ctx context.Context, j *job, q lease.Queuer) (*acquired,
 	for {
 		ls, err := q.AcquireWait(qctx)
 		if err != nil {
-			if ctx.Err() == nil && (errors.Is(err, lease.ErrHeld) || errors.Is(err, context.DeadlineExceeded)) {
+			// The wait ran out when the queue's own deadline passed (or the
+			// kind says the lease is still held), not when an error that
+			// matches context.DeadlineExceeded comes back: a request that
+			// timed out on its own (an API server that never answers) is
+			// the kind's failure to report (69), not the wait's end (75).
+			if ctx.Err() == nil && (errors.Is(err, lease.ErrHeld) || errors.Is(qctx.Err(), context.DeadlineExceeded)) {
 				return nil, fmt.Errorf("%w (%v): %w", ErrWaitTimeout, r.cfg.Wait, err)
 			}
 			return nil, err

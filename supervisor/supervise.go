@@ -96,6 +96,7 @@ type loop struct {
 	r      *runner
 	child  *child
 	done   <-chan struct{} // the lease's own loss, pushed (nil: never)
+	cause  lease.LossCause // why done closed, if the kind says (nil: it does not)
 	holder string
 	log    *slog.Logger
 
@@ -105,6 +106,7 @@ type loop struct {
 
 func (r *runner) loop(a *acquired, log *slog.Logger) *loop {
 	l := &loop{r: r, child: a.child, done: a.lease.Done(), holder: a.lease.Holder(), log: log, forwarded: map[syscall.Signal]bool{}}
+	l.cause, _ = a.lease.(lease.LossCause)
 	if a.forwarded != 0 {
 		l.forwarded[a.forwarded] = true
 	}
@@ -218,6 +220,9 @@ func (l *loop) run(ctx context.Context) (status lease.Result, loss error) {
 		case <-lostC:
 			lostC = nil
 			loss = fmt.Errorf("%w: the lease's record was removed or revoked", lease.ErrLost)
+			if l.cause != nil && l.cause.LossCause() != nil {
+				loss = l.cause.LossCause() // the kind's own reason
+			}
 			l.r.emit(Event{Type: EventLost, Holder: l.holder, Err: loss})
 			stop(exited)
 		case <-killC:

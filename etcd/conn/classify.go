@@ -8,6 +8,8 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/leasewrap/leasewrap/lease"
 )
 
 // classified wraps an error with the kind it was sorted into.
@@ -21,37 +23,22 @@ func (e *classified) Error() string {
 	if e.hint != "" {
 		return e.err.Error() + " (" + e.hint + ")"
 	}
-	if e.kind == ErrNoPerm {
+	if e.kind == lease.ErrNoPerm {
 		return e.err.Error() + " (check --cacert/--cert/--key, --user and the password)"
 	}
 	return e.err.Error() + " (check --endpoints and that etcd runs)"
 }
 
-// ExitCode is the exit status this error means (kong.ExitCoder, which
-// leasewrap's exit-code function honours): 77 (EX_NOPERM) for a refusal,
-// 69 (EX_UNAVAILABLE) for an unreachable cluster.
-func (e *classified) ExitCode() int {
-	if e.kind == ErrNoPerm {
-		return ExitNoPerm
-	}
-	return ExitUnavailable
-}
-
-// The exit codes of the two kinds.
-const (
-	ExitUnavailable = 69
-	ExitNoPerm      = 77
-)
-
 func (e *classified) Unwrap() []error {
 	return []error{e.kind, e.err}
 }
 
-// Classify wraps err so that it matches ErrNoPerm (TLS, authentication or
-// permission refused) or ErrUnavailable (no answer, deadline exceeded) when
-// it means that; other errors are returned unchanged.
+// Classify wraps err so that it matches lease.ErrNoPerm (TLS,
+// authentication or permission refused: exit 77) or lease.ErrUnavailable
+// (no answer, deadline exceeded: exit 69) when it means that; other errors
+// are returned unchanged.
 func Classify(err error) error {
-	if err == nil || errors.Is(err, ErrNoPerm) || errors.Is(err, ErrUnavailable) {
+	if err == nil || errors.Is(err, lease.ErrNoPerm) || errors.Is(err, lease.ErrUnavailable) {
 		return err
 	}
 	if kind := kindOf(err); kind != nil {
@@ -65,24 +52,24 @@ func kindOf(err error) error {
 	case errors.Is(err, rpctypes.ErrAuthFailed), errors.Is(err, rpctypes.ErrPermissionDenied),
 		errors.Is(err, rpctypes.ErrUserEmpty), errors.Is(err, rpctypes.ErrAuthNotEnabled),
 		errors.Is(err, rpctypes.ErrInvalidAuthToken), errors.Is(err, rpctypes.ErrAuthOldRevision):
-		return ErrNoPerm
+		return lease.ErrNoPerm
 	}
 	msg := err.Error()
 	for _, s := range []string{"x509:", "tls:", "authentication handshake failed", "certificate", "permission denied", "authentication failed", "user name is empty"} {
 		if strings.Contains(msg, s) {
-			return ErrNoPerm
+			return lease.ErrNoPerm
 		}
 	}
 	if st, ok := status.FromError(unwrapStatus(err)); ok {
 		switch st.Code() {
 		case codes.PermissionDenied, codes.Unauthenticated:
-			return ErrNoPerm
+			return lease.ErrNoPerm
 		case codes.Unavailable, codes.DeadlineExceeded:
-			return ErrUnavailable
+			return lease.ErrUnavailable
 		}
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return ErrUnavailable
+		return lease.ErrUnavailable
 	}
 	return nil
 }

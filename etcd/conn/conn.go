@@ -1,7 +1,8 @@
 // Package conn connects leasewrap-etcd to an etcd cluster the way etcdctl
 // users expect (endpoints, dial timeout, TLS, user and password) and sorts
 // the failures that mean "nothing can run" into two kinds: the cluster is
-// unreachable (ErrUnavailable) or it refused us (ErrNoPerm).
+// unreachable (lease.ErrUnavailable, exit 69) or it refused us
+// (lease.ErrNoPerm, exit 77).
 //
 // The password is read from the environment (ETCDCTL_PASSWORD) or from a
 // file, never from the command line, and Scrub removes it from the
@@ -25,15 +26,6 @@ import (
 // EnvPassword is the environment variable the password is read from (as
 // etcdctl reads it). It never reaches the child.
 const EnvPassword = "ETCDCTL_PASSWORD"
-
-var (
-	// ErrUnavailable reports that no endpoint answered within the dial
-	// timeout (exit 69, EX_UNAVAILABLE).
-	ErrUnavailable = errors.New("etcd: unreachable")
-	// ErrNoPerm reports that the cluster refused us: TLS handshake,
-	// authentication or permission (exit 77, EX_NOPERM).
-	ErrNoPerm = errors.New("etcd: refused")
-)
 
 // Config is where and how to connect.
 type Config struct {
@@ -140,8 +132,8 @@ func (c Config) tlsConfig() (*tls.Config, error) {
 
 // Dial connects and proves, within the dial timeout, that the cluster
 // answers a read of probeKey (a key the caller needs to read anyway, so a
-// user restricted to its own keys passes). Errors match ErrUnavailable or
-// ErrNoPerm where they mean that. The caller closes the client.
+// user restricted to its own keys passes). Errors match lease.ErrUnavailable or
+// lease.ErrNoPerm where they mean that. The caller closes the client.
 func Dial(ctx context.Context, c Config, probeKey string) (*clientv3.Client, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err

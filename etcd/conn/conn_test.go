@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,9 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+
+	"github.com/leasewrap/leasewrap/cli"
+	"github.com/leasewrap/leasewrap/lease"
 )
 
 func TestValidate(t *testing.T) {
@@ -69,10 +73,10 @@ func TestClassify(t *testing.T) {
 		want error
 		code int
 	}{
-		{fmt.Errorf("get: %w", rpctypes.ErrPermissionDenied), ErrNoPerm, 77},
-		{fmt.Errorf("auth: %w", rpctypes.ErrAuthFailed), ErrNoPerm, 77},
-		{errors.New("transport: authentication handshake failed: x509: certificate signed by unknown authority"), ErrNoPerm, 77},
-		{fmt.Errorf("probe: %w", context.DeadlineExceeded), ErrUnavailable, 69},
+		{fmt.Errorf("get: %w", rpctypes.ErrPermissionDenied), lease.ErrNoPerm, 77},
+		{fmt.Errorf("auth: %w", rpctypes.ErrAuthFailed), lease.ErrNoPerm, 77},
+		{errors.New("transport: authentication handshake failed: x509: certificate signed by unknown authority"), lease.ErrNoPerm, 77},
+		{fmt.Errorf("probe: %w", context.DeadlineExceeded), lease.ErrUnavailable, 69},
 		{errors.New("something else"), nil, 0},
 	} {
 		err := Classify(tc.err)
@@ -82,8 +86,7 @@ func TestClassify(t *testing.T) {
 			}
 			continue
 		}
-		var ec interface{ ExitCode() int }
-		if !errors.Is(err, tc.want) || !errors.Is(err, tc.err) || !errors.As(err, &ec) || ec.ExitCode() != tc.code {
+		if !errors.Is(err, tc.want) || !errors.Is(err, tc.err) || cli.ExitCode(err, io.Discard) != tc.code {
 			t.Errorf("%v: want %v with exit code %d, have %v", tc.err, tc.want, tc.code, err)
 		}
 	}

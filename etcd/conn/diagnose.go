@@ -11,13 +11,15 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/leasewrap/leasewrap/lease"
 )
 
 // diagnoseTLS tells a refused TLS handshake apart from an absent server,
 // which gRPC hides behind a deadline: it dials each endpoint, handshakes
 // with tc, and reads briefly (under TLS 1.3 a server that rejects the
 // client's certificate says so only after the handshake). It returns an
-// error matching ErrNoPerm for the first endpoint that refused us, or nil.
+// error matching lease.ErrNoPerm for the first endpoint that refused us, or nil.
 func diagnoseTLS(ctx context.Context, endpoints []string, tc *tls.Config, timeout time.Duration) error {
 	for _, ep := range endpoints {
 		host := hostOf(ep)
@@ -44,10 +46,10 @@ func diagnoseTLS(ctx context.Context, endpoints []string, tc *tls.Config, timeou
 		}
 		c.Close()
 		if err != nil && isTLSRefusal(err) && !strings.Contains(err.Error(), "does not look like a TLS handshake") {
-			return &classified{kind: ErrNoPerm, err: fmt.Errorf("TLS with %s refused: %w", ep, err)}
+			return &classified{kind: lease.ErrNoPerm, err: fmt.Errorf("TLS with %s refused: %w", ep, err)}
 		}
 		if err != nil && speaksPlainHTTP2(ctx, host, timeout) {
-			return &classified{kind: ErrNoPerm, hint: "the endpoint is a plain (non-TLS) etcd: use http://" + host + ", or serve TLS there",
+			return &classified{kind: lease.ErrNoPerm, hint: "the endpoint is a plain (non-TLS) etcd: use http://" + host + ", or serve TLS there",
 				err: fmt.Errorf("%s: TLS was asked for (https:// or --cacert/--cert) but the server speaks plain gRPC, without TLS", ep)}
 		}
 	}
@@ -58,7 +60,7 @@ func diagnoseTLS(ctx context.Context, endpoints []string, tc *tls.Config, timeou
 // endpoints were given without TLS: it dials each endpoint and tries a
 // TLS handshake only to see whether the server speaks TLS (the handshake
 // is not trusted for anything and closed at once). It returns an error
-// matching ErrNoPerm, with the https:// hint, for the first that does.
+// matching lease.ErrNoPerm, with the https:// hint, for the first that does.
 func diagnosePlain(ctx context.Context, endpoints []string, timeout time.Duration) error {
 	for _, ep := range endpoints {
 		host := hostOf(ep)
@@ -73,7 +75,7 @@ func diagnosePlain(ctx context.Context, endpoints []string, timeout time.Duratio
 		c.Close()
 		var ae tls.AlertError
 		if err == nil || errors.As(err, &ae) { // a TLS server: it finished the handshake, or answered with an alert
-			return &classified{kind: ErrNoPerm, hint: "the server speaks TLS: use https://" + host + " with --cacert (and --cert/--key if it asks for a client certificate)",
+			return &classified{kind: lease.ErrNoPerm, hint: "the server speaks TLS: use https://" + host + " with --cacert (and --cert/--key if it asks for a client certificate)",
 				err: fmt.Errorf("%s: the endpoint was given without TLS but the server there speaks TLS", ep)}
 		}
 	}

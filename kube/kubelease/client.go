@@ -49,7 +49,13 @@ func NewClient(c *rest.Config) (LeasesGetter, error) {
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = rest.DefaultKubernetesUserAgent()
 	}
-	rc, err := rest.RESTClientFor(cfg)
+	var rc *rest.RESTClient
+	var err error
+	if cfg.ExecProvider != nil {
+		rc, err = pluginBoundClient(cfg)
+	} else {
+		rc, err = rest.RESTClientFor(cfg)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("kubelease: REST client: %w", err)
 	}

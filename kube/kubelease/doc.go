@@ -26,7 +26,13 @@
 //     Done at once when it is deleted or changed to a spec we did not
 //     write; a renewal answered 404 or a conflict with a foreign spec is
 //     loss too (a 403 is retried until the fence: a restarted API server
-//     answers it until its RBAC cache is filled).
+//     answers it until its RBAC cache is filled). Lease.LossCause says
+//     which: deleted, another holder, another lease duration, a
+//     coordinated leader election's spec.strategy, another writer's change.
+//   - Coordinated leader election (KEP-4355): a Lease whose spec.strategy
+//     is set is refused (lease.ErrRefused, a *CoordinatedError) unless
+//     Config.TakeCoordinated; a strategy written on a Lease we hold is
+//     loss, and Finish then releases the Lease with the strategy kept.
 //   - Release: client-go's ReleaseOnCancel record (holderIdentity "",
 //     leaseDurationSeconds 1, both times now, transitions kept), written
 //     only while the object is still ours (resourceVersion precondition).

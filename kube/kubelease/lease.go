@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/leasewrap/leasewrap/internal/ctxsleep"
 	"github.com/leasewrap/leasewrap/lease"
 )
 
@@ -37,12 +38,19 @@ type Lease struct {
 	lost     chan struct{}
 	lostOnce sync.Once
 	why      error
+	// yield is the object as a coordinated leader election's strategy
+	// write left it, while it still named us: Finish releases it, so its
+	// coordinator need not wait for it to expire.
+	yield *coordv1.Lease
 
 	stop context.CancelFunc
 	wg   sync.WaitGroup
 }
 
-var _ lease.Lease = (*Lease)(nil)
+var (
+	_ lease.Lease     = (*Lease)(nil)
+	_ lease.LossCause = (*Lease)(nil)
+)
 
 // newLease is the lease we just wrote (spec) and the server stored (got);
 // it starts the watch that reports loss.
@@ -90,6 +98,30 @@ func (le *Lease) markLost(err error) {
 	})
 }
 
+// LossCause says why the lease was lost once Done is closed (deleted,
+// rewritten by another holder, its duration or strategy changed); nil
+// before. The error matches lease.ErrLost.
+func (le *Lease) LossCause() error { return le.lostErr() }
+
+// notOurs marks the lease lost because of cur, a record we did not
+// write, with the reason lossReason gives. A strategy written over our
+// own record is remembered for Finish to yield.
+func (le *Lease) notOurs(cur *coordv1.Lease) {
+	le.mu.Lock()
+	last := le.written[len(le.written)-1]
+	why := lossReason(cur.Spec, last)
+	var ce *CoordinatedError
+	if errors.As(why, &ce) {
+		bare := *cur.Spec.DeepCopy()
+		bare.Strategy, bare.PreferredHolder = last.Strategy, last.PreferredHolder
+		if le.oursLocked(bare) && le.yield == nil {
+			le.yield = cur.DeepCopy()
+		}
+	}
+	le.mu.Unlock()
+	le.markLost(why)
+}
+
 func (le *Lease) lostErr() error {
 	select {
 	case <-le.lost:
@@ -103,6 +135,10 @@ func (le *Lease) lostErr() error {
 func (le *Lease) ours(s coordv1.LeaseSpec) bool {
 	le.mu.Lock()
 	defer le.mu.Unlock()
+	return le.oursLocked(s)
+}
+
+func (le *Lease) oursLocked(s coordv1.LeaseSpec) bool {
 	if deref(s.HolderIdentity) != le.l.cfg.Identity {
 		return false
 	}
@@ -168,7 +204,7 @@ func (le *Lease) write(ctx context.Context, want *coordv1.Lease) (*coordv1.Lease
 		cur, err = leases.Get(ctx, le.l.cfg.Name, metav1.GetOptions{})
 		switch {
 		case err == nil && !le.ours(cur.Spec):
-			le.markLost(fmt.Errorf("rewritten by another (holder now %s)", holderName(cur.Spec)))
+			le.notOurs(cur)
 			return nil, le.why
 		case err == nil:
 			// Our spec on the object as it is now (its labels and
@@ -212,7 +248,7 @@ func (le *Lease) watchLoss(ctx context.Context, rv string) {
 				return false
 			case watch.Added, watch.Modified:
 				if o, ok := ev.Object.(*coordv1.Lease); ok && !le.ours(o.Spec) {
-					le.markLost(fmt.Errorf("rewritten by another (holder now %s)", holderName(o.Spec)))
+					le.notOurs(o)
 					return false
 				}
 			case watch.Error:
@@ -230,7 +266,7 @@ func (le *Lease) watchLoss(ctx context.Context, rv string) {
 			}
 		}
 		if time.Since(start) < time.Second {
-			pause(ctx, time.Second)
+			ctxsleep.Sleep(ctx, time.Second)
 		}
 	}
 }
@@ -248,7 +284,7 @@ func (le *Lease) check(ctx context.Context) (string, bool) {
 	case err != nil:
 		return "", false
 	case !le.ours(cur.Spec):
-		le.markLost(fmt.Errorf("rewritten by another (holder now %s)", holderName(cur.Spec)))
+		le.notOurs(cur)
 		return "", false
 	}
 	return cur.ResourceVersion, true
@@ -269,11 +305,35 @@ func (le *Lease) Finish(ctx context.Context, res lease.Result) error {
 	released := false
 	if le.lostErr() == nil {
 		released = le.release(ctx) == nil
+	} else {
+		le.mu.Lock()
+		yield := le.yield
+		le.mu.Unlock()
+		if yield != nil {
+			le.yieldTo(ctx, yield)
+		}
 	}
 	if res.PastFence && !res.Lost && !released {
 		return fmt.Errorf("%s: the fencing deadline passed before the job was settled and the Lease could not be shown ours; not reporting success: %w", le.l.what(), lease.ErrLost)
 	}
 	return nil
+}
+
+// yieldTo releases a Lease that a coordinated leader election's strategy
+// write took from us, once the job is stopped: the ReleaseOnCancel record
+// with the strategy and preferredHolder kept, on the object as that write
+// left it (its resourceVersion the precondition: any later write wins).
+// A failure is left alone: the Lease then expires by itself.
+func (le *Lease) yieldTo(ctx context.Context, taken *coordv1.Lease) {
+	ctx, cancel := context.WithTimeout(ctx, le.l.cfg.RequestTimeout)
+	defer cancel()
+	want := taken.DeepCopy()
+	spec := releaseSpec(want.Spec, le.l.cfg.now())
+	spec.Strategy, spec.PreferredHolder = want.Spec.Strategy, want.Spec.PreferredHolder
+	want.Spec = spec
+	if _, err := le.l.leases().Update(ctx, want, metav1.UpdateOptions{}); err != nil {
+		le.l.cfg.Logger.Debug("the Lease taken by coordinated leader election was not released; it expires by itself", "lease", le.l.what(), "err", err)
+	}
 }
 
 // release writes the ReleaseOnCancel record over the last object we know.

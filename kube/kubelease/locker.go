@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
+	"sync"
 	"time"
 
 	coordv1 "k8s.io/api/coordination/v1"
@@ -44,7 +46,7 @@ type Config struct {
 	Skew time.Duration
 	// RequestTimeout bounds every API request outside renewal (acquire,
 	// release, the watch's re-reads; default 5 s). A request that does
-	// not complete in time is ErrUnavailable (exit 69).
+	// not complete in time is lease.ErrUnavailable (exit 69).
 	RequestTimeout time.Duration
 	// AttemptTimeout bounds one renewal request (default: a tenth of the
 	// TTL, at least 300 ms, at most RequestTimeout).
@@ -52,6 +54,14 @@ type Config struct {
 	// RetryPeriod is how often a waiter reads the object again even when
 	// its watch reports nothing (client-go's retry period; default 2 s).
 	RetryPeriod time.Duration
+	// TakeCoordinated takes a free or expired Lease even when its
+	// spec.strategy is set (coordinated leader election), clearing the
+	// strategy as client-go's elector does on a takeover. Without it
+	// such a Lease is refused (lease.ErrRefused, a *CoordinatedError).
+	TakeCoordinated bool
+	// Logger receives the kind's warnings (a Role without watch); nil
+	// discards them.
+	Logger *slog.Logger
 
 	now func() time.Time // wall and monotonic readings; tests replace it
 }
@@ -80,6 +90,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RetryPeriod == 0 {
 		c.RetryPeriod = DefaultRetryPeriod
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	if c.now == nil {
 		c.now = time.Now
@@ -111,8 +124,9 @@ func (c Config) Validate() error {
 // waiter watches the object and applies client-go's observed-time rule).
 // It is used by one goroutine at a time.
 type Locker struct {
-	cfg Config
-	obs observer
+	cfg     Config
+	obs     observer
+	noWatch sync.Once // the warning that RBAC forbids watch, given once
 }
 
 var (
@@ -166,11 +180,18 @@ func (l *Locker) attempt(ctx context.Context) (*Lease, *coordv1.Lease, error) {
 	if err != nil {
 		return nil, nil, Classify(fmt.Errorf("get %s: %w", l.what(), err), l.what())
 	}
+	if err := l.refuse(cur.Spec); err != nil {
+		return nil, nil, err
+	}
 	now := l.cfg.now()
 	l.obs.see(cur.Spec, now)
 	state := judge(cur.Spec, now, l.cfg.Skew)
 	if (state == live || state == unknown) && !l.obs.expired(now, l.cfg.TTL) {
 		return nil, cur, l.heldError(cur.Spec, state)
+	}
+	if n := deref(cur.Spec.LeaseTransitions); n >= maxTransitions {
+		return nil, nil, fmt.Errorf("%s: %w: leaseTransitions is %d, the largest an int32 holds: a takeover cannot raise the fencing token (client-go's elector would write %d, which the API server rejects); delete the Lease, which restarts the count at 0, after resetting the fences your stores keep (docs/KUBERNETES.md)",
+			l.what(), lease.ErrRefused, n, int32(n+1))
 	}
 	want := cur.DeepCopy()
 	want.Spec = takeoverSpec(cur.Spec, l.cfg.Identity, l.cfg.TTL, now)
@@ -184,6 +205,20 @@ func (l *Locker) attempt(ctx context.Context) (*Lease, *coordv1.Lease, error) {
 	return newLease(l, got, want.Spec), nil, nil
 }
 
+// refuse is the error for a Lease that is not leasewrap's to take
+// whoever holds it: one that coordinated leader election owns.
+func (l *Locker) refuse(s coordv1.LeaseSpec) error {
+	if deref(s.Strategy) == "" || l.cfg.TakeCoordinated {
+		return nil
+	}
+	return fmt.Errorf("%s: %w: %w; leasewrap does not take it (--take-coordinated takes it, clearing spec.strategy as client-go's elector does when it takes over)",
+		l.what(), lease.ErrRefused, &CoordinatedError{Strategy: string(deref(s.Strategy)), PreferredHolder: deref(s.PreferredHolder)})
+}
+
+// ErrNoNamespace reports that the Lease's namespace does not exist (the
+// API server answered a Create with 404).
+var ErrNoNamespace = errors.New("kubelease: namespace does not exist")
+
 func (l *Locker) create(ctx context.Context) (*Lease, *coordv1.Lease, error) {
 	now := l.cfg.now()
 	want := &coordv1.Lease{
@@ -194,6 +229,9 @@ func (l *Locker) create(ctx context.Context) (*Lease, *coordv1.Lease, error) {
 	if apierrors.IsAlreadyExists(err) {
 		return nil, nil, &lease.HeldError{Kind: Kind, Key: l.Key(), Detail: "another holder created the Lease first (lost the race)"}
 	}
+	if apierrors.IsNotFound(err) {
+		return nil, nil, fmt.Errorf("create %s: %w: namespace %q (--namespace, or the kubeconfig context's namespace): %v", l.what(), ErrNoNamespace, l.cfg.Namespace, err)
+	}
 	if err != nil {
 		return nil, nil, Classify(fmt.Errorf("create %s: %w", l.what(), err), l.what())
 	}
@@ -202,17 +240,17 @@ func (l *Locker) create(ctx context.Context) (*Lease, *coordv1.Lease, error) {
 
 func holderName(s coordv1.LeaseSpec) string {
 	if h := deref(s.HolderIdentity); h != "" {
-		return strconv.Quote(h)
+		return strconv.Quote(showHolder(h))
 	}
 	return "no holder"
 }
 
 func (l *Locker) heldError(s coordv1.LeaseSpec, state liveness) error {
-	e := &lease.HeldError{Kind: Kind, Key: l.Key(), Holder: deref(s.HolderIdentity)}
+	e := &lease.HeldError{Kind: Kind, Key: l.Key(), Holder: showHolder(deref(s.HolderIdentity))}
 	switch {
 	case state == unknown:
 		e.Detail = "the Lease has no renewTime or leaseDurationSeconds; only a waiter (--wait) can see it expire, by client-go's observed-time rule"
-	case e.Holder == l.cfg.Identity:
+	case deref(s.HolderIdentity) == l.cfg.Identity:
 		e.Detail = fmt.Sprintf("identity %q is already the live holder (another run with the same --identity), renewed at %s", e.Holder, s.RenewTime.Format(time.RFC3339))
 	default:
 		until, _ := liveUntil(s, l.cfg.Skew)
@@ -240,7 +278,7 @@ func (l *Locker) AcquireWait(ctx context.Context) (lease.Lease, error) {
 		}
 		wait := l.cfg.RetryPeriod
 		switch {
-		case errors.Is(err, ErrUnavailable) && last != nil:
+		case errors.Is(err, lease.ErrUnavailable) && last != nil:
 			// The API server was reachable and the Lease held: a standby
 			// keeps waiting through a restart of the API server.
 			if err := w.wait(ctx, wait); err != nil {

@@ -1,7 +1,10 @@
 package kubelease
 
 import (
+	"errors"
+	"fmt"
 	"time"
+	"unicode/utf8"
 
 	coordv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -166,4 +169,62 @@ func (o *observer) expired(now time.Time, fallback time.Duration) bool {
 // still ahead). A record without renewTime or duration is not live here.
 func Live(s coordv1.LeaseSpec, now time.Time, skew time.Duration) bool {
 	return judge(s, now, skew) == live
+}
+
+// maxTransitions is the largest leaseTransitions, an int32's: a takeover
+// cannot raise the fencing token past it.
+const maxTransitions = 1<<31 - 1
+
+// holderShown is how much of a holder identity a message quotes: an
+// identity is free text of any length (10 KB ones have been seen), and a
+// log line is not the place for all of it.
+const holderShown = 128
+
+// showHolder is id as messages quote it: whole when short, else its first
+// holderShown bytes (on a rune boundary), "…" and its length.
+func showHolder(id string) string {
+	if len(id) <= holderShown {
+		return id
+	}
+	cut := holderShown
+	for cut > 0 && !utf8.RuneStart(id[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s…(%d bytes)", id[:cut], len(id))
+}
+
+// lossReason says how cur, a record we did not write, departs from ours,
+// the last record we wrote: a coordinated leader election's strategy
+// written on it, another holder, another lease duration, or another
+// writer's change to the rest.
+func lossReason(cur, ours coordv1.LeaseSpec) error {
+	switch {
+	case deref(cur.Strategy) != "" && deref(cur.Strategy) != deref(ours.Strategy):
+		return &CoordinatedError{Strategy: string(deref(cur.Strategy)), PreferredHolder: deref(cur.PreferredHolder)}
+	case deref(cur.HolderIdentity) == "":
+		return errors.New("released by another writer (no holder now)")
+	case deref(cur.HolderIdentity) != deref(ours.HolderIdentity):
+		return fmt.Errorf("rewritten by another (holder now %s)", holderName(cur))
+	case deref(cur.LeaseDurationSeconds) != deref(ours.LeaseDurationSeconds):
+		return fmt.Errorf("leaseDurationSeconds changed to %d by another writer (we hold the Lease for %d)", deref(cur.LeaseDurationSeconds), deref(ours.LeaseDurationSeconds))
+	case deref(cur.PreferredHolder) != deref(ours.PreferredHolder):
+		return fmt.Errorf("preferredHolder set to %q by another writer", showHolder(deref(cur.PreferredHolder)))
+	}
+	return errors.New("rewritten by another writer (holder unchanged; renewTime, acquireTime or leaseTransitions changed)")
+}
+
+// CoordinatedError reports a Lease whose spec.strategy is set: it belongs
+// to coordinated leader election (KEP-4355), whose coordinator picks the
+// holder. leasewrap does not take such a Lease (unless asked), and one it
+// holds is lost the moment a strategy is written on it.
+type CoordinatedError struct {
+	Strategy, PreferredHolder string
+}
+
+func (e *CoordinatedError) Error() string {
+	s := fmt.Sprintf("spec.strategy is %q", e.Strategy)
+	if e.PreferredHolder != "" {
+		s += fmt.Sprintf(" (preferredHolder %q)", showHolder(e.PreferredHolder))
+	}
+	return s + ": the Lease belongs to coordinated leader election (KEP-4355), whose coordinator picks its holder"
 }

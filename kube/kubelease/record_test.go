@@ -2,8 +2,10 @@ package kubelease
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	coordv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -159,5 +161,45 @@ func TestSameSpecSurvivesTheWire(t *testing.T) {
 	other.HolderIdentity = ptr("you")
 	if sameSpec(s, other) {
 		t.Fatal("another holder must differ")
+	}
+}
+
+// TestLossReason: the reason a record we did not write gives for the
+// loss, one per way it departs from ours (lease.LossCause).
+func TestLossReason(t *testing.T) {
+	now := time.Now()
+	ours := holderSpec("lw-a", 15*time.Second, now, now, 3)
+	for _, tc := range []struct {
+		name string
+		edit func(*coordv1.LeaseSpec)
+		want string
+	}{
+		{"another holder", func(s *coordv1.LeaseSpec) { s.HolderIdentity = ptr("b") }, `rewritten by another (holder now "b")`},
+		{"released by another", func(s *coordv1.LeaseSpec) { s.HolderIdentity = ptr("") }, "released by another writer (no holder now)"},
+		{"duration", func(s *coordv1.LeaseSpec) { s.LeaseDurationSeconds = ptr(int32(60)) }, "leaseDurationSeconds changed to 60 by another writer (we hold the Lease for 15)"},
+		{"strategy", func(s *coordv1.LeaseSpec) { s.Strategy = ptr(coordv1.OldestEmulationVersion) }, `spec.strategy is "OldestEmulationVersion"`},
+		{"strategy over another holder", func(s *coordv1.LeaseSpec) {
+			s.Strategy, s.HolderIdentity = ptr(coordv1.OldestEmulationVersion), ptr("b")
+		}, "coordinated leader election"},
+		{"transitions", func(s *coordv1.LeaseSpec) { s.LeaseTransitions = ptr(int32(9)) }, "holder unchanged"},
+	} {
+		cur := *ours.DeepCopy()
+		tc.edit(&cur)
+		if have := lossReason(cur, ours).Error(); !strings.Contains(have, tc.want) {
+			t.Errorf("%s: want %q in the reason, have %q", tc.name, tc.want, have)
+		}
+	}
+}
+
+// TestShowHolder: identities are quoted whole up to 128 bytes, longer ones
+// cut on a rune boundary with their length.
+func TestShowHolder(t *testing.T) {
+	if s := showHolder("pod-1_ab12cd34"); s != "pod-1_ab12cd34" {
+		t.Fatalf("a short identity changed: %q", s)
+	}
+	big := strings.Repeat("é", 5120) // 10240 bytes, 2 per rune
+	s := showHolder(big)
+	if !strings.HasSuffix(s, "…(10240 bytes)") || len(s) > holderShown+len("…(10240 bytes)") || !utf8.ValidString(s) {
+		t.Fatalf("want at most %d bytes of valid UTF-8 and the length, have %q", holderShown, s)
 	}
 }

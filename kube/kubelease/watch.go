@@ -5,7 +5,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/ctxsleep"
+
 	coordv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
@@ -26,6 +29,12 @@ func (l *Locker) watchOnce(ctx context.Context, rv string, event func(watch.Even
 		AllowWatchBookmarks: true,
 	})
 	if err != nil {
+		if apierrors.IsForbidden(err) {
+			l.noWatch.Do(func() {
+				l.cfg.Logger.Warn("RBAC forbids watch on leases: changes to the Lease are seen by reading it every second while held, every 2s while waiting; grant watch (docs/KUBERNETES.md, RBAC)",
+					"lease", l.what(), "err", err)
+			})
+		}
 		return rv, err
 	}
 	defer w.Stop()
@@ -94,7 +103,7 @@ func (w *waker) watchFrom(rv string) {
 		start := time.Now()
 		_, err := w.l.watchOnce(w.ctx, rv, func(watch.Event) bool { w.kick(); return true })
 		if err != nil || time.Since(start) < time.Second {
-			pause(w.ctx, time.Second) // a watch refused or cut at once: do not spin
+			ctxsleep.Sleep(w.ctx, time.Second) // a watch refused or cut at once: do not spin
 		}
 		w.mu.Lock()
 		w.running = false
@@ -114,16 +123,6 @@ func (w *waker) wait(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 	}
 	return nil
-}
-
-// pause sleeps for d or until ctx ends.
-func pause(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }
 
 func (w *waker) close() {

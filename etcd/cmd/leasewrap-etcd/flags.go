@@ -55,14 +55,15 @@ func (f *connFlags) dial(ctx context.Context, probeKey string) (*clientv3.Client
 
 // runFlags are leasewrap's run flags plus the etcd kinds' TTL and holder.
 //
-// The default TTL is 30 s: with the default kill grace (10 s) and margin
-// (max(1 s, TTL/20) = 1.5 s) the fence falls 18.5 s after the last
-// successful renewal, so the default period (TTL/3 = 10 s) leaves room for
-// several retries after a failed renewal, and a SIGKILLed wrapper's lock
-// is free again within 30 s. etcdctl's own default, 10 s, cannot hold a
-// 10 s kill grace.
+// The default TTL is 30 s: with the default kill grace (a third of the
+// TTL, at most 10 s: 10 s) and margin (max(1 s, TTL/20) = 1.5 s) the fence
+// falls 18.5 s after the last successful renewal, so the default period
+// (TTL/3 = 10 s) leaves room for several retries after a failed renewal,
+// and a SIGKILLed wrapper's lock is free again within 30 s. Shorter TTLs
+// work with the defaults from 4 s on (etcdctl's own default, 10 s, gets a
+// 3.333 s kill grace); 2 s is the least any kill grace and period accept.
 type runFlags struct {
-	TTL    ttlFlag `help:"Lease TTL in whole seconds, as etcdctl takes it (--ttl 30) or as a duration (--ttl 30s); the server may grant more, and the granted TTL is used." default:"30"`
+	TTL    ttlFlag `help:"Lease TTL in whole seconds, as etcdctl takes it (--ttl 30) or as a duration (--ttl 30s); the server may grant more, and the granted TTL is used. At least 4 with the default --kill-grace and --renew-every, 2 with --kill-grace 0s." default:"30"`
 	Holder string  `help:"Holder identity (default: leasewrap:HOST:PID:RANDOM)."`
 	// WaitReportEvery is how often a waiter (--wait) says whom it still
 	// waits for; hidden: a test seam, the minute is the contract.
@@ -74,10 +75,15 @@ type runFlags struct {
 // 9 000 000 000 s): a grant above it fails at the server ("too large").
 const MaxTTL = 9_000_000_000 * time.Second
 
+// MinTTL is the shortest TTL any timing accepts: the fence falls TTL −
+// kill grace − a margin of at least 1 s after each renewal, so a 1 s lease
+// could never be renewed before it (cli.RunFlags.Check explains the rest).
+const MinTTL = 2 * time.Second
+
 func (f *runFlags) check() error {
 	ttl := f.ttl()
-	if ttl < time.Second || ttl%time.Second != 0 || ttl > MaxTTL {
-		return fmt.Errorf("%w: --ttl %v must be a whole number of seconds from 1 to %d (etcd's largest lease TTL), e.g. --ttl 30", cli.ErrUsage, ttl, MaxTTL/time.Second)
+	if ttl < MinTTL || ttl%time.Second != 0 || ttl > MaxTTL {
+		return fmt.Errorf("%w: --ttl %v must be a whole number of seconds from %d (the fence falls TTL − kill grace − a 1s safety margin after each renewal) to %d (etcd's largest lease TTL), e.g. --ttl 30", cli.ErrUsage, ttl, MinTTL/time.Second, MaxTTL/time.Second)
 	}
 	return f.RunFlags.Check(ttl)
 }

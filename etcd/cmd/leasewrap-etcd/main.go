@@ -3,7 +3,8 @@
 // start-up cost (gRPC, protobuf) stays off the local kinds' path. It can
 // also be run directly with the same arguments. Its global flags, run
 // flags, logging and exit codes are leasewrap's own (package cli); the
-// etcd errors carry their own codes, 69 and 77 (package conn).
+// etcd errors that mean 69 and 77 wrap lease.ErrUnavailable and
+// lease.ErrNoPerm (package conn), which cli maps.
 package main
 
 import (

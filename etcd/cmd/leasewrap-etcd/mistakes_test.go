@@ -51,7 +51,7 @@ func TestMistakesNameTheirVerb(t *testing.T) {
 		{[]string{"once", "run", "--endpoints", eps, "--", "./job.sh", "arg1"}, 64, "once run: usage: KEY is missing"},
 		{[]string{"lock", "run", "n", "--endpoints", eps}, 64, "e.g. leasewrap lock run NAME -- ./job.sh"},
 		{[]string{"lock", "run", "--ttl", "30s", "--root", "x", "--", "true"}, 64, "lock run: unknown flag --root"},
-		{[]string{"once", "run", "k", "--endpoints", eps, "--ttl", "3s", "--", "true"}, 64, "--kill-grace 10s must be shorter than --ttl 3s"},
+		{[]string{"once", "run", "k", "--endpoints", eps, "--ttl", "3s", "--", "true"}, 64, "once run: usage: the default --renew-every 1s (a third of --ttl) leaves no retry"},
 		{[]string{"lock", "run", "n", "--endpoints", eps, "--ttl", "5x", "--", "true"}, 64, "neither whole seconds"},
 		{[]string{"lock", "run", "n", "--endpoints", eps, "--ttl", "5", "--kill-grace", "1s", "--", "sh", "-c", "echo ttl ok"}, 0, "ttl ok"},
 		{[]string{"lock", "run", "n", "--endpoints", eps, "--ttl", "5s", "--kill-grace", "1s", "--", "sh", "-c", "echo ttl ok"}, 0, "ttl ok"},

@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/leasewrap/leasewrap/cli"
@@ -103,7 +104,10 @@ type onceLookupJSON struct {
 	CreateRevision int64           `json:"create_revision,omitempty"`
 }
 
-func (c *onceLookupCmd) Run(ctx context.Context, streams ioStreams) error {
+// withRecord is the admin verbs' preamble: it dials etcd, reads the record
+// of c's key and calls fn with the client, a context bounded for the rest
+// of the verb, and the key-value read (nil when there is no record).
+func (c *onceKeyFlags) withRecord(ctx context.Context, fn func(ctx context.Context, ec *clientv3.Client, kv *mvccpb.KeyValue) error) error {
 	ec, err := c.dial(ctx, c.etcdKey())
 	if err != nil {
 		return err
@@ -115,14 +119,25 @@ func (c *onceLookupCmd) Run(ctx context.Context, streams ioStreams) error {
 	if err != nil {
 		return &cli.ExitError{Code: cli.AdminError, Err: conn.Classify(err)}
 	}
+	var kv *mvccpb.KeyValue
+	if len(resp.Kvs) > 0 {
+		kv = resp.Kvs[0]
+	}
+	return fn(ctx, ec, kv)
+}
+
+func (c *onceLookupCmd) Run(ctx context.Context, streams ioStreams) error {
+	return c.withRecord(ctx, func(_ context.Context, _ *clientv3.Client, kv *mvccpb.KeyValue) error { return c.lookup(streams, kv) })
+}
+
+func (c *onceLookupCmd) lookup(streams ioStreams, kv *mvccpb.KeyValue) error {
 	out := onceLookupJSON{Key: c.Key, EtcdKey: c.etcdKey(), State: "free", Record: json.RawMessage("null")}
-	if len(resp.Kvs) == 0 {
+	if kv == nil {
 		if err := writeJSON(streams.Out, out); err != nil {
 			return err
 		}
 		return &cli.ExitError{Code: cli.AdminHeld}
 	}
-	kv := resp.Kvs[0]
 	rec, err := once.ParseRecord(kv.Value)
 	if err != nil {
 		return &cli.ExitError{Code: cli.AdminError, Err: fmt.Errorf("etcd key %s: %v; inspect it with etcdctl get", c.etcdKey(), err)}
@@ -140,22 +155,16 @@ type onceReleaseCmd struct {
 }
 
 func (c *onceReleaseCmd) Run(ctx context.Context, streams ioStreams) error {
-	ec, err := c.dial(ctx, c.etcdKey())
-	if err != nil {
-		return err
-	}
-	defer ec.Close()
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
+	return c.withRecord(ctx, func(ctx context.Context, ec *clientv3.Client, kv *mvccpb.KeyValue) error {
+		return c.release(ctx, streams, ec, kv)
+	})
+}
+
+func (c *onceReleaseCmd) release(ctx context.Context, streams ioStreams, ec *clientv3.Client, kv *mvccpb.KeyValue) error {
 	k := c.etcdKey()
-	resp, err := ec.Get(ctx, k)
-	if err != nil {
-		return &cli.ExitError{Code: cli.AdminError, Err: conn.Classify(err)}
-	}
-	if len(resp.Kvs) == 0 {
+	if kv == nil {
 		return &cli.ExitError{Code: cli.AdminHeld, Err: fmt.Errorf("once %q: no record (etcd key %s)", c.Key, k)}
 	}
-	kv := resp.Kvs[0]
 	rec, err := once.ParseRecord(kv.Value)
 	if err != nil {
 		return &cli.ExitError{Code: cli.AdminError, Err: fmt.Errorf("etcd key %s: %v; not removed, inspect it with etcdctl get", k, err)}

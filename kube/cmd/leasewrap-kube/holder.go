@@ -12,6 +12,7 @@ import (
 
 	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/kube/kubelease"
+	"github.com/leasewrap/leasewrap/lease"
 )
 
 type holderCmd struct {
@@ -102,8 +103,8 @@ func (c *holderCmd) read(ctx context.Context, cl kubelease.LeasesGetter, ns, nam
 	case err != nil:
 		what := fmt.Sprintf("Lease %s/%s", ns, name)
 		err = kubelease.Classify(fmt.Errorf("get %s: %w", what, err), what)
-		if code := exitCoder(err); code != 0 {
-			return out, err
+		if errors.Is(err, lease.ErrUnavailable) || errors.Is(err, lease.ErrNoPerm) {
+			return out, err // 69, 77 (cli.ExitCode)
 		}
 		return out, &cli.ExitError{Code: cli.AdminError, Err: err}
 	default:
@@ -116,13 +117,4 @@ func (c *holderCmd) read(ctx context.Context, cl kubelease.LeasesGetter, ns, nam
 		out.Held = kubelease.Live(s, time.Now(), c.Skew)
 	}
 	return out, nil
-}
-
-// exitCoder is the code an error carries (69, 77), or 0.
-func exitCoder(err error) int {
-	var ec interface{ ExitCode() int }
-	if errors.As(err, &ec) {
-		return ec.ExitCode()
-	}
-	return 0
 }

@@ -2,8 +2,9 @@
 // kube` executes it in place (same pid), so client-go's start-up cost stays
 // off the local kinds' path. It can also be run directly with the same
 // arguments. Its global flags, run flags, logging and exit codes are
-// leasewrap's own (package cli); the API errors carry their own codes, 69
-// and 77 (package kubelease).
+// leasewrap's own (package cli); the API errors that mean 69 and 77 wrap
+// lease.ErrUnavailable and lease.ErrNoPerm (package kubelease), which cli
+// maps.
 package main
 
 import (
@@ -29,10 +30,14 @@ const description = `leasewrap's Kubernetes kind: a coordination.k8s.io/v1 Lease
 with client-go leader election (resourcelock.LeaseLock), fenced.
 
 Exit codes (run verbs): the child's code; 128+N if it died of signal N;
-64 usage; 69 the API server did not answer within --request-timeout;
-70 internal error; 75 held by another (--conflict-exit-code); 76 lease lost;
-77 credentials refused (401) or RBAC forbids (403). Admin verbs: 0, 1 not
-held, 2 error (69 and 77 as above).`
+64 usage (also a namespace that does not exist); 65 a Lease leasewrap does
+not take (spec.strategy set: coordinated leader election; leaseTransitions
+at its maximum); 69 the API server, or the kubeconfig's exec credential
+plugin, did not answer within --request-timeout; 70 internal error; 75 held
+by another (--conflict-exit-code); 76 lease lost; 77 credentials refused
+(401), RBAC forbids (403), TLS refused (or http:// at a TLS port), or the
+exec credential plugin failed. Admin verbs: 0, 1 not held, 2 error (69 and
+77 as above).`
 
 func main() { cli.Exec(realMain) }
 

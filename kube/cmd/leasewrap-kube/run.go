@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"strconv"
 	"time"
-
-	"github.com/alecthomas/kong"
 
 	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/kube/kubelease"
@@ -18,16 +15,17 @@ import (
 	"github.com/leasewrap/leasewrap/lease/slots"
 )
 
-// defaultKillGrace replaces leasewrap's 10 s kill grace for this kind when
-// --kill-grace is not given: with client-go's 15 s lease duration and the
-// 1 s margin, the fence falls 9 s after the start of the last successful
-// renewal, which leaves a renewal every 5 s (TTL/3) and retries between.
-const defaultKillGrace = 5 * time.Second
+// minTTL is the shortest lease duration any timing accepts: the fence
+// falls TTL − kill grace − a margin of at least 1 s after each renewal.
+// With the default kill grace and renewal period (each a third of the
+// TTL) it is 4 s; cli.RunFlags.Check says which flags to change.
+const minTTL = 2 * time.Second
 
 type runCmd struct {
 	objectFlags
-	TTL      time.Duration `help:"Lease duration (leaseDurationSeconds), whole seconds." default:"15s"`
-	Identity string        `help:"Holder identity written as holderIdentity (default: $POD_NAME or the host name, _ and a random suffix: unique per run)."`
+	TTL             time.Duration `help:"Lease duration (leaseDurationSeconds), whole seconds: at least 4s with the default --kill-grace and --renew-every (each a third of it), 2s with --kill-grace 0s." default:"15s"`
+	Identity        string        `help:"Holder identity written as holderIdentity (default: $POD_NAME or the host name, _ and a random suffix: unique per run)."`
+	TakeCoordinated bool          `help:"Take the Lease even if its spec.strategy is set (coordinated leader election, KEP-4355, whose coordinator picks the holder), clearing the strategy as client-go's elector does when it takes over; without it such a Lease is refused (exit 65)."`
 	cli.RunFlags
 }
 
@@ -38,10 +36,15 @@ command with LEASEWRAP_KIND=kube, LEASEWRAP_KEY=NAMESPACE/NAME,
 LEASEWRAP_HOLDER (the identity) and LEASEWRAP_FENCE (leaseTransitions after
 our acquisition: a fencing token), renews it every --renew-every (default
 TTL/3), stops the command (SIGTERM, then SIGKILL after --kill-grace, default
-5s for this kind; exit 76) when the Lease is lost or could not be renewed in
-time, and releases it as client-go's ReleaseOnCancel does when the command
-ends. --wait 0 tries once; --wait D watches the Lease and takes it as soon
-as it is released or expired.
+a third of the TTL: 5s for the default 15s; exit 76) when the Lease is lost
+or could not be renewed in time, and releases it as client-go's
+ReleaseOnCancel does when the command ends. --wait 0 tries once; --wait D
+watches the Lease and takes it as soon as it is released or expired.
+
+A Lease whose spec.strategy is set belongs to coordinated leader election
+(KEP-4355): it is refused (exit 65) unless --take-coordinated; a strategy
+written on the Lease while the command runs is a loss (exit 76), after
+which the Lease is released to the coordinator.
 
 --slots N allows N holders at once: the Leases NAME (slot 0), NAME-1 …
 NAME-(N-1), each a client-go LeaseLock, tried in order, the first free one
@@ -54,22 +57,19 @@ Examples:
 }
 
 // Validate checks the flags before anything connects (exit 64).
-func (c *runCmd) Validate(kctx *kong.Context) error {
+func (c *runCmd) Validate() error {
 	if err := c.objectFlags.check(); err != nil {
 		return err
 	}
-	if c.TTL < time.Second || c.TTL%time.Second != 0 || c.TTL > (1<<31-1)*time.Second {
-		return fmt.Errorf("--ttl %v must be a whole number of seconds, at least 1s (leaseDurationSeconds)", c.TTL)
+	if c.TTL < minTTL || c.TTL%time.Second != 0 || c.TTL > (1<<31-1)*time.Second {
+		return fmt.Errorf("--ttl %v must be a whole number of seconds (leaseDurationSeconds), at least %v: the fence falls TTL − kill grace − a 1s safety margin after each renewal", c.TTL, minTTL)
 	}
 	if c.Slots > 1 {
 		if err := kubelease.ValidName("default", leaseSlotName(c.Name, c.Slots-1)); err != nil {
 			return fmt.Errorf("--slots %d: the last slot's Lease: %w", c.Slots, err)
 		}
 	}
-	if !flagGiven(kctx, "kill-grace") {
-		c.KillGrace = defaultKillGrace
-	}
-	return c.RunFlags.Check(c.TTL) // its messages name --ttl and --kill-grace
+	return c.RunFlags.Check(c.TTL) // its messages name --ttl, --kill-grace and --renew-every
 }
 
 // leaseSlotName is slot i's Lease: NAME itself for slot 0 (so that
@@ -80,20 +80,6 @@ func leaseSlotName(name string, i int) string {
 		return name
 	}
 	return name + "-" + strconv.Itoa(i)
-}
-
-// flagGiven tells whether the flag was given on the command line (kong
-// reports a defaulted flag as set too, so this reads the parse path).
-func flagGiven(kctx *kong.Context, name string) bool {
-	if kctx == nil {
-		return false
-	}
-	for _, p := range kctx.Path {
-		if p.Flag != nil && p.Flag.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 func (c *runCmd) identity() string {
@@ -116,9 +102,7 @@ func defaultIdentity(getenv func(string) string, hostname func() (string, error)
 	if name == "" {
 		name = "leasewrap"
 	}
-	var b [4]byte
-	rand.Read(b[:])
-	return name + "_" + hex.EncodeToString(b[:])
+	return name + "_" + cli.UniqueSuffix()
 }
 
 func (c *runCmd) Run(ctx context.Context, logger *slog.Logger) error {
@@ -130,13 +114,15 @@ func (c *runCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	var ls []lease.Locker
 	for i := range max(c.Slots, 1) {
 		l, err := kubelease.New(kubelease.Config{
-			Client:         cl,
-			Namespace:      ns,
-			Name:           leaseSlotName(c.Name, i),
-			Identity:       identity,
-			TTL:            c.TTL,
-			Skew:           c.Skew,
-			RequestTimeout: c.RequestTimeout,
+			Client:          cl,
+			Namespace:       ns,
+			Name:            leaseSlotName(c.Name, i),
+			Identity:        identity,
+			TTL:             c.TTL,
+			Skew:            c.Skew,
+			RequestTimeout:  c.RequestTimeout,
+			TakeCoordinated: c.TakeCoordinated,
+			Logger:          logger,
 		})
 		if err != nil {
 			return fmt.Errorf("%w: %v", cli.ErrUsage, err)
@@ -155,5 +141,11 @@ func (c *runCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	// plays the job guard (both call supervisor.Gate first) without
 	// client-go's memory; "" uses this executable.
 	cfg.HelperExe = cli.Beside("leasewrap")
-	return c.Supervise(ctx, cfg)
+	err = c.Supervise(ctx, cfg)
+	if errors.Is(err, kubelease.ErrNoNamespace) {
+		// The configuration names a namespace that is not there, as an
+		// unknown --context is a configuration that names no context: 64.
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
+	}
+	return err
 }

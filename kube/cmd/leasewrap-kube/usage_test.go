@@ -26,10 +26,11 @@ func TestUsageErrors(t *testing.T) {
 		{"name with a slash", append([]string{"kube", "run", "a/b"}, cmd...), 64, "DNS subdomain"},
 		{"bad namespace", append([]string{"kube", "run", "x", "--namespace", "Jobs"}, cmd...), 64, "namespace"},
 		{"ttl not whole seconds", append([]string{"kube", "run", "x", "--ttl", "1500ms"}, cmd...), 64, "whole number of seconds"},
-		{"ttl below a second", append([]string{"kube", "run", "x", "--ttl", "0s"}, cmd...), 64, "at least 1s"},
+		{"ttl below a second", append([]string{"kube", "run", "x", "--ttl", "0s"}, cmd...), 64, "at least 2s"},
+		{"ttl of a second", append([]string{"kube", "run", "x", "--ttl", "1s", "--kill-grace", "0s"}, cmd...), 64, "at least 2s"},
 		{"kill grace as long as the ttl", append([]string{"kube", "run", "x", "--kill-grace", "15s"}, cmd...), 64, "--kill-grace 15s"},
 		{"leasewrap's 10 s kill grace leaves no retry", append([]string{"kube", "run", "x", "--kill-grace", "10s"}, cmd...), 64, "no retry"},
-		{"renew period too long", append([]string{"kube", "run", "x", "--renew-every", "12s"}, cmd...), 64, "renew period"},
+		{"renew period too long", append([]string{"kube", "run", "x", "--renew-every", "12s"}, cmd...), 64, "--renew-every 12s leaves no retry"},
 		{"no command", []string{"kube", "run", "x"}, 64, "no command"},
 		{"negative skew", append([]string{"kube", "run", "x", "--skew", "-1s"}, cmd...), 64, "--skew"},
 		{"zero request timeout", append([]string{"kube", "run", "x", "--request-timeout", "0s"}, cmd...), 64, "--request-timeout"},
@@ -58,19 +59,19 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
-// TestDefaultsAccepted: the kind's defaults (15 s lease, 5 s kill grace,
-// TTL/3 renewals) pass the timing check that leasewrap's own 10 s kill
-// grace fails; an explicit --kill-grace is kept.
+// TestDefaultsAccepted: the kind's defaults (15 s lease, kill grace a
+// third of it, TTL/3 renewals) pass the timing check that leasewrap's
+// 10 s kill grace fails.
 func TestDefaultsAccepted(t *testing.T) {
 	c := &runCmd{}
-	c.Name, c.RequestTimeout, c.Skew, c.TTL = "x", defaultKillGrace, defaultKillGrace, 15e9
-	c.KillGrace, c.ConflictExitCode = 10e9, 75
+	c.Name, c.RequestTimeout, c.Skew, c.TTL = "x", 5e9, 5e9, 15e9
+	c.ConflictExitCode = 75
 	c.Command = []string{"--", "true"}
-	if err := c.Validate(nil); err != nil {
+	if err := c.Validate(); err != nil {
 		t.Fatalf("defaults refused: %v", err)
 	}
-	if c.KillGrace != defaultKillGrace {
-		t.Fatalf("want the kind's kill grace %v without --kill-grace, have %v", defaultKillGrace, c.KillGrace)
+	if c.KillGrace != 5e9 {
+		t.Fatalf("want the kill grace 5s (a third of 15s) without --kill-grace, have %v", c.KillGrace)
 	}
 }
 
@@ -114,7 +115,7 @@ func TestNamespaceDefaults(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("KUBECONFIG", tc.env)
-			f := objectFlags{Name: "x", Kubeconfig: tc.kubeconfig, Namespace: tc.flag, RequestTimeout: defaultKillGrace}
+			f := objectFlags{Name: "x", Kubeconfig: tc.kubeconfig, Namespace: tc.flag, RequestTimeout: 5e9}
 			_, ns, err := f.connect()
 			if err != nil {
 				t.Fatal(err)
@@ -129,6 +130,12 @@ func TestNamespaceDefaults(t *testing.T) {
 // writeKubeconfig writes a kubeconfig with one cluster at server, a token
 // user and a current context in namespace ns ("" for none).
 func writeKubeconfig(t *testing.T, server, ns string) string {
+	return writeKubeconfigUser(t, server, ns, "token: t")
+}
+
+// writeKubeconfigUser is writeKubeconfig with the user's YAML (indented
+// under user:, one level) given.
+func writeKubeconfigUser(t *testing.T, server, ns, user string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "kubeconfig")
 	nsLine := ""
@@ -145,7 +152,7 @@ clusters:
 users:
 - name: u
   user:
-    token: t
+    ` + strings.ReplaceAll(user, "\n", "\n    ") + `
 contexts:
 - name: ctx
   context:

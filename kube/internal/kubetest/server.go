@@ -76,14 +76,33 @@ type Server struct {
 	t           testing.TB
 	tokens      map[User]string
 	kubeconfigs map[User]string
+	extraArgs   []string // the Options' API server flags
 }
 
-// Start starts etcd and kube-apiserver, waits until the API server is
+// Option changes how Start starts the API server.
+type Option func(*Server)
+
+// FeatureGates starts the API server with --feature-gates=gates, for
+// example "CoordinatedLeaderElection=true" (a Lease's spec.strategy and
+// spec.preferredHolder are dropped without it).
+func FeatureGates(gates string) Option {
+	return func(s *Server) { s.extraArgs = append(s.extraArgs, "--feature-gates="+gates) }
+}
+
+// RuntimeConfig starts the API server with --runtime-config=apis, for
+// example "coordination.k8s.io/v1beta1=true" (the LeaseCandidate API,
+// which the CoordinatedLeaderElection gate's controller lists: without
+// it the server never turns ready).
+func RuntimeConfig(apis string) Option {
+	return func(s *Server) { s.extraArgs = append(s.extraArgs, "--runtime-config="+apis) }
+}
+
+// Start starts etcd and kube-apiserver (changed by opts), waits until the API server is
 // ready, creates Namespace with the runner's Role and RoleBinding, and
 // stops both processes when the test ends. It skips the test when a
 // prerequisite is missing and cannot be had, except under CI=true, where
 // it fails (see the package doc).
-func Start(t testing.TB) *Server {
+func Start(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	etcdBin, err := exec.LookPath("etcd")
 	if err != nil {
@@ -94,6 +113,9 @@ func Start(t testing.TB) *Server {
 		unavailable(t, "no kube-apiserver: %v", err)
 	}
 	s := &Server{t: t, Dir: t.TempDir(), tokens: map[User]string{}, kubeconfigs: map[User]string{}}
+	for _, o := range opts {
+		o(s)
+	}
 	t.Cleanup(s.Stop)
 	if err := s.setUp(etcdBin, apiBin); err != nil {
 		t.Fatalf("kubetest: %v", err)
@@ -163,6 +185,7 @@ func (s *Server) setUp(etcdBin, apiBin string) error {
 		"--audit-policy-file", policy, "--audit-log-path", s.AuditLog, "--audit-log-format", "json",
 		"--profiling=false",
 	}}
+	s.APIServer.args = append(s.APIServer.args, s.extraArgs...)
 	for _, u := range Users {
 		path := filepath.Join(s.Dir, "kubeconfig-"+string(u))
 		if err := writeKubeconfig(path, s.URL, s.CA, s.tokens[u]); err != nil {
