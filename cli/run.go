@@ -31,7 +31,7 @@ type RunFlags struct {
 	OnStart          string        `help:"Run CMD by /bin/sh -c once the lease is held, before the command starts (the lease is kept meanwhile), with the command's LEASEWRAP_* environment and LEASEWRAP_OUTCOME=started. A ping: --on-start 'curl -fsS -m 10 --retry 3 URL/start'." placeholder:"CMD"`
 	OnExit           string        `help:"Run CMD by /bin/sh -c once the job is over and its lease settled, with LEASEWRAP_OUTCOME (ran, lost, timeout, error), LEASEWRAP_EXIT_CODE (leasewrap's exit status) and LEASEWRAP_DURATION_SECONDS. Neither hook runs when the lease was never held. A ping: --on-exit 'curl -fsS -m 10 --retry 3 URL/$LEASEWRAP_EXIT_CODE'." placeholder:"CMD"`
 	HookTimeout      time.Duration `help:"Kill a hook (its process group) still running after this long; its failure is logged and changes nothing else. The default leaves room for curl -m 10 --retry 3 (47s)." default:"1m"`
-	Slots            int           `help:"At most N holders at once: N leases of the kind, slot 0 the one named, slot i the same name with .i (flock) or -i (lock, kube); the command learns its slot as LEASEWRAP_SLOT. claim, reserve, session and once hold one per key and refuse any other N." default:"1" placeholder:"N"`
+	Slots            Slots         `help:"At most N holders at once: N leases of the kind, slot 0 the one named, slot i the same name with .i (flock) or -i (lock, kube); the command learns its slot as LEASEWRAP_SLOT. claim, reserve, session and once hold one per key and refuse any other N." default:"1" placeholder:"N"`
 	ObserveFlags     `embed:""`
 
 	line verbLine // the raw command line, for Check's messages (BeforeApply)
@@ -91,9 +91,6 @@ func (f *RunFlags) Check(ttl time.Duration) error {
 	if f.Wait < 0 || f.Splay < 0 || f.HookTimeout < 0 || f.KillGrace < 0 || f.RenewEvery < 0 {
 		return fmt.Errorf("%w: durations must not be negative", ErrUsage)
 	}
-	if f.Slots < 1 {
-		return fmt.Errorf("%w: --slots %d: at least one holder (1, the default, is a plain lease)", ErrUsage, f.Slots)
-	}
 	if f.RenewEvery != 0 && f.RenewEvery < MinRenewEvery {
 		return fmt.Errorf("%w: --renew-every %v is below the minimum of %v (a shorter period only burns CPU; leave it out for the default)", ErrUsage, f.RenewEvery, MinRenewEvery)
 	}
@@ -134,8 +131,8 @@ func (f *RunFlags) Config(l lease.Locker, logger *slog.Logger) supervisor.Config
 // OneHolder refuses --slots other than 1 for a kind whose protocol
 // defines one holder per key; why says so in the kind's words.
 func (f *RunFlags) OneHolder(why string) error {
-	if f.Slots != 1 {
-		return fmt.Errorf("%w: --slots %d: %s; run N keys instead (or use flock, lock or kube, which take --slots)", ErrUsage, f.Slots, why)
+	if f.Slots.N() != 1 {
+		return fmt.Errorf("%w: --slots %d: %s; run N keys instead (or use flock, lock or kube, which take --slots)", ErrUsage, f.Slots.N(), why)
 	}
 	return nil
 }

@@ -64,7 +64,7 @@ func (c *flockRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 		holder = cli.DefaultHolder()
 	}
 	var ls []lease.Locker
-	for i := range c.Slots {
+	for i := range c.Slots.N() {
 		l, err := flock.NewLocker(flock.Config{Path: flockSlotPath(c.Path, i), Shared: c.Shared, Holder: holder})
 		if err != nil {
 			return fmt.Errorf("%w: %v", cli.ErrUsage, err)

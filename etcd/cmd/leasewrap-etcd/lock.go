@@ -52,7 +52,7 @@ Examples:
 }
 
 func (c *lockRunCmd) Validate() error {
-	for i := range max(c.Slots, 1) {
+	for i := range c.Slots.N() {
 		if err := checkLockName(lockSlotName(c.Name, i)); err != nil {
 			return err
 		}
@@ -97,7 +97,7 @@ func (c *lockRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	logger.Debug("etcd answered the dial's probe", "endpoints", c.connFlags.Endpoints)
 	holder := c.holder()
 	var ls []lease.Locker
-	for i := range c.Slots {
+	for i := range c.Slots.N() {
 		l, err := lock.New(lock.Config{Client: ec, Name: lockSlotName(c.Name, i), TTL: c.ttl(), Holder: holder, Endpoints: c.connFlags.Endpoints, DialTimeout: c.DialTimeout,
 			Logger: logger, ReportEvery: c.WaitReportEvery})
 		if err != nil {

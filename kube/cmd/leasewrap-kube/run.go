@@ -64,9 +64,9 @@ func (c *runCmd) Validate() error {
 	if c.TTL < minTTL || c.TTL%time.Second != 0 || c.TTL > (1<<31-1)*time.Second {
 		return fmt.Errorf("--ttl %v must be a whole number of seconds (leaseDurationSeconds), at least %v: the fence falls TTL − kill grace − a 1s safety margin after each renewal", c.TTL, minTTL)
 	}
-	if c.Slots > 1 {
-		if err := kubelease.ValidName("default", leaseSlotName(c.Name, c.Slots-1)); err != nil {
-			return fmt.Errorf("--slots %d: the last slot's Lease: %w", c.Slots, err)
+	if n := c.Slots.N(); n > 1 {
+		if err := kubelease.ValidName("default", leaseSlotName(c.Name, n-1)); err != nil {
+			return fmt.Errorf("--slots %d: the last slot's Lease: %w", n, err)
 		}
 	}
 	return c.RunFlags.Check(c.TTL) // its messages name --ttl, --kill-grace and --renew-every
@@ -112,7 +112,7 @@ func (c *runCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	}
 	identity := c.identity()
 	var ls []lease.Locker
-	for i := range max(c.Slots, 1) {
+	for i := range c.Slots.N() {
 		l, err := kubelease.New(kubelease.Config{
 			Client:          cl,
 			Namespace:       ns,
