@@ -14,13 +14,8 @@ import (
 	"github.com/leasewrap/leasewrap/internal/linewriter"
 )
 
-// NewLogger builds the one logger of the process from the global flags.
-func NewLogger(c *Globals, w io.Writer) *slog.Logger {
-	return newLogger(c, resolveFormat(c.LogFormat, w), w)
-}
-
-// newLogger is NewLogger with the format already resolved ("json",
-// "tint" or "text").
+// newLogger builds the one logger of the process from the global flags,
+// its format already resolved ("json", "tint" or "text").
 func newLogger(c *Globals, format string, w io.Writer) *slog.Logger {
 	return slog.New(newHandler(format, w, c.level()))
 }

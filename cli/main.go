@@ -31,10 +31,7 @@ type exitNow int
 // (JSON lines in JSON mode), also when the command line itself is refused.
 // opts are given to kong.New after Main's own.
 func Main(model any, g *Globals, description, version string, args []string, stdout, stderr io.Writer, opts ...kong.Option) int {
-	format := ScanArgs(args).LogFormat
-	if format == "" {
-		format = os.Getenv("LEASEWRAP_LOG_FORMAT")
-	}
+	format := LogFormat(args, os.Getenv)
 	// One terminal check (an ioctl) for the process's lines, not one per
 	// handler: "auto" resolves the same way every time.
 	auto := resolveFormat("auto", stderr)

@@ -21,7 +21,9 @@ import (
 // the child, how to exit. Kind-specific flags live in each verb.
 type RunFlags struct {
 	Wait             time.Duration `help:"Keep trying to acquire a held lease for this long, reacting to its release at once (0: try once)." default:"0s"`
-	KillGrace        time.Duration `help:"Time between SIGTERM and SIGKILL of the job's process group: when the lease is lost, and for what is left of the job after the child exits (default: a third of the lease's TTL, at most 10s; 10s for a lease without TTL)."`
+	KillGrace        time.Duration `help:"Time between the stop signal and SIGKILL of the whole job: when the lease is lost, at --timeout, and for what is left of the job after the child exits (default: a third of the lease's TTL, at most 10s; 10s for a lease without TTL). With a TTL the SIGKILL comes no later than TTL - margin after the last confirmed renewal."`
+	Timeout          time.Duration `help:"Stop the job once the command has run this long (--wait not included): the stop signal, SIGKILL after --kill-grace, the lease settled, exit 124 (0: no limit)." default:"0s"`
+	StopSignal       string        `help:"Signal that asks the job to stop when leasewrap stops it (lost lease, --timeout, leftovers after the child exits): a name (TERM, SIGQUIT, INT, HUP, USR1) or a number. Signals leasewrap forwards are passed on unchanged." default:"TERM"`
 	RenewEvery       time.Duration `help:"Renewal period of a TTL lease (default TTL/3), or check period of a lease without TTL (default 5s)." default:"0s"`
 	ConflictExitCode int           `help:"Exit code when the lease is held by another or not acquired within --wait." default:"75"`
 	Subreaper        bool          `help:"Reap orphaned descendants like tini, so the job's strays stay leasewrap's children (--no-subreaper to turn off; always on as PID 1)." default:"true" negatable:""`
@@ -88,11 +90,14 @@ func (f *RunFlags) Check(ttl time.Duration) error {
 	if !f.graceGiven {
 		f.KillGrace = DefaultKillGrace(ttl)
 	}
-	if f.Wait < 0 || f.Splay < 0 || f.HookTimeout < 0 || f.KillGrace < 0 || f.RenewEvery < 0 {
+	if f.Wait < 0 || f.Splay < 0 || f.HookTimeout < 0 || f.KillGrace < 0 || f.RenewEvery < 0 || f.Timeout < 0 {
 		return fmt.Errorf("%w: durations must not be negative", ErrUsage)
 	}
 	if f.RenewEvery != 0 && f.RenewEvery < MinRenewEvery {
 		return fmt.Errorf("%w: --renew-every %v is below the minimum of %v (a shorter period only burns CPU; leave it out for the default)", ErrUsage, f.RenewEvery, MinRenewEvery)
+	}
+	if _, err := ParseStopSignal(f.StopSignal); err != nil {
+		return err
 	}
 	if f.ConflictExitCode < 0 || f.ConflictExitCode > 255 {
 		return fmt.Errorf("%w: --conflict-exit-code %d is not in 0..255", ErrUsage, f.ConflictExitCode)
@@ -119,6 +124,8 @@ func (f *RunFlags) Config(l lease.Locker, logger *slog.Logger) supervisor.Config
 		HookTimeout: f.HookTimeout,
 		ExitCode:    f.exitCode,
 		KillGrace:   f.KillGrace,
+		Timeout:     f.Timeout,
+		StopSignal:  stopSignal(f.StopSignal),
 		RenewPeriod: f.RenewEvery,
 		Subreaper:   f.Subreaper,
 		LeaveStrays: f.LeaveStrays,

@@ -2,8 +2,6 @@ module github.com/leasewrap/leasewrap/etcd
 
 go 1.26.0
 
-replace github.com/leasewrap/leasewrap => ../
-
 require (
 	github.com/alecthomas/kong v1.17.0
 	github.com/leasewrap/leasewrap v0.0.0-00010101000000-000000000000

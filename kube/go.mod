@@ -2,10 +2,7 @@ module github.com/leasewrap/leasewrap/kube
 
 go 1.26.0
 
-replace github.com/leasewrap/leasewrap => ../
-
 require (
-	github.com/alecthomas/kong v1.17.0
 	github.com/leasewrap/leasewrap v0.0.0-00010101000000-000000000000
 	golang.org/x/sys v0.50.0
 	k8s.io/api v0.37.2
@@ -15,6 +12,7 @@ require (
 )
 
 require (
+	github.com/alecthomas/kong v1.17.0 // indirect
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
 	github.com/emicklei/go-restful/v3 v3.13.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.1 // indirect

@@ -96,6 +96,12 @@ type Result struct {
 	// Lost is true when the supervisor stopped the job because the lease
 	// was lost. Finish must then not publish anything.
 	Lost bool
+	// TimedOut is true when the supervisor stopped the job because it ran
+	// past its time limit (--timeout). The lease is still ours and is
+	// settled normally, but the run is a failure: ExitCode is never 0 then
+	// (124 when the job exited 0 on the stop signal), so a kind that
+	// publishes only successes does not publish it.
+	TimedOut bool
 	// PastFence is true when the fencing deadline passed before the lease
 	// could be settled (leasewrap was frozen, or a renewal hung) although
 	// the job itself ended on its own. See Lease.Finish.

@@ -9,7 +9,11 @@
 // minus the time the caller needs to stop its work (the kill grace) and a
 // safety margin; when it passes, Run returns ErrFenced before anyone else
 // can take the lease, provided the clocks of the machine run at the same
-// rate (a suspended process resumes late and fences at once).
+// rate (a suspended process resumes late and fences at once, with a
+// *FenceError saying how late). Keeper.KillBy, the fence plus the
+// caller's grace, is the absolute instant by which the caller's work must
+// be over; it moves only when a renewal succeeds, never when a late timer
+// fires.
 //
 // renew knows nothing of lease kinds: it takes functions.
 package renew

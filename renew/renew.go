@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/abandon"
 	"github.com/leasewrap/leasewrap/internal/ctxsleep"
 )
 
@@ -60,19 +61,15 @@ const DefaultJitter = 0.1
 // it uses; tests replace it with a fake that moves only when the keeper
 // sleeps. Readings are monotonic.
 type clock interface {
-	Now() time.Time
+	abandon.Clock
 	// Sleep waits d or until ctx ends, returning ctx.Err() then.
 	Sleep(ctx context.Context, d time.Duration) error
-	// After delivers once d has passed.
-	After(d time.Duration) <-chan time.Time
 }
 
 // realClock is the clock of a running keeper.
-type realClock struct{}
+type realClock struct{ abandon.Real }
 
-func (realClock) Now() time.Time                                   { return time.Now() }
 func (realClock) Sleep(ctx context.Context, d time.Duration) error { return ctxsleep.Sleep(ctx, d) }
-func (realClock) After(d time.Duration) <-chan time.Time           { return time.After(d) }
 
 // checkPeriod is how often a lease without a TTL is checked by default.
 const checkPeriod = 5 * time.Second
@@ -170,6 +167,19 @@ func New(c Config, acquired time.Time) (*Keeper, error) {
 // a lease without TTL. It is safe to call from any goroutine.
 func (k *Keeper) Fence() time.Time { return *k.fence.Load() }
 
+// KillBy is the instant by which the caller's work must be over: the
+// fencing deadline plus Grace, that is the start of the last successful
+// renewal + TTL - Margin. Like Fence it is absolute on the monotonic
+// clock and moves only when a renewal succeeds; the zero Time for a lease
+// without TTL. It is safe to call from any goroutine.
+func (k *Keeper) KillBy() time.Time {
+	f := k.Fence()
+	if f.IsZero() {
+		return f
+	}
+	return f.Add(k.c.Grace)
+}
+
 // PastFence reports whether the fencing deadline has passed.
 func (k *Keeper) PastFence() bool {
 	f := k.Fence()
@@ -185,14 +195,16 @@ func (k *Keeper) setFence(lastOK time.Time) {
 }
 
 // Run keeps the lease alive until ctx ends (returning nil) or the lease is
-// lost: it returns the permanent error from Renew, or ErrFenced the moment
-// the fencing deadline passes, whether or not a Renew call is still
-// running. Each Renew runs under a context that ends at the earlier of the
-// attempt timeout and the fencing deadline; one that ignores its context
-// is abandoned (left to return on its own), never waited for.
+// lost: it returns the permanent error from Renew, or a *FenceError
+// (matching ErrFenced) the moment the fencing deadline passes, whether or
+// not a Renew call is still running. Each Renew runs under a context that
+// ends at the earlier of the attempt timeout and the fencing deadline; one
+// that ignores its context is abandoned (left to return on its own), never
+// waited for.
 func (k *Keeper) Run(ctx context.Context) error {
 	c := k.c
 	failures := 0
+	var lastErr error // the last failed attempt's error, for the fence's reason
 	for {
 		wait := c.jittered(c.Period)
 		if failures > 0 {
@@ -209,16 +221,17 @@ func (k *Keeper) Run(ctx context.Context) error {
 			return nil
 		}
 		if k.PastFence() {
-			c.Logger.Error("lease not renewed in time; fencing", "ttl", c.TTL)
-			return ErrFenced
+			err := k.fenced(lastErr, false)
+			c.Logger.Error("lease not renewed in time; fencing", "ttl", c.TTL, "err", err)
+			return err
 		}
 		started := c.clock.Now()
-		err, fenced := k.attempt(ctx, started)
+		fenced, err := k.attempt(ctx, started)
 		if err == nil && !fenced {
 			k.setFence(started)
 		}
 		if fenced {
-			err = ErrFenced
+			err = k.fenced(lastErr, true)
 		}
 		if c.OnRenew != nil && (err == nil || ctx.Err() == nil) {
 			c.OnRenew(started, c.clock.Now().Sub(started), err)
@@ -226,23 +239,69 @@ func (k *Keeper) Run(ctx context.Context) error {
 		switch {
 		case fenced:
 			c.Logger.Error("lease renewal still running at the fencing deadline; fencing", "ttl", c.TTL)
-			return ErrFenced
+			return err
 		case err == nil:
-			failures = 0
+			failures, lastErr = 0, nil
 		case ctx.Err() != nil:
 			return nil
 		case c.Permanent(err):
 			return err
 		default:
 			failures++
+			lastErr = err
 			c.Logger.Warn("lease renewal failed; retrying", "err", err, "failures", failures)
 		}
 	}
 }
 
+// stallLate is how late past the fencing deadline the keeper must notice
+// it for the fence to be called a stall: a timer that fires this late
+// means the process did not run (SIGSTOP, a paused VM, swap), not that a
+// renewal failed.
+const stallLate = 500 * time.Millisecond
+
+// fenced is the error of a fence noticed now: why no renewal was
+// confirmed in time.
+func (k *Keeper) fenced(lastErr error, running bool) *FenceError {
+	return &FenceError{Late: max(k.c.clock.Now().Sub(k.Fence()), 0), Running: running, LastErr: lastErr}
+}
+
+// FenceError is ErrFenced with its reason: how late the deadline was
+// noticed (a stalled process), whether a renewal was still running, the
+// last renewal's error.
+type FenceError struct {
+	// Late is how long after the fencing deadline the keeper noticed it.
+	// Beyond a fraction of a second the process was stalled (stopped,
+	// paused, swapped out) and its job ran on unsupervised.
+	Late time.Duration
+	// Running is set when a renewal was still running at the deadline.
+	Running bool
+	// LastErr is the last failed renewal's error, if one failed.
+	LastErr error
+}
+
+func (e *FenceError) Error() string {
+	msg := ErrFenced.Error()
+	switch {
+	case e.Late >= stallLate:
+		msg += fmt.Sprintf(" (leasewrap was stalled: it resumed %v past the deadline)", e.Late.Round(10*time.Millisecond))
+	case e.Running:
+		msg += " (a renewal was still running)"
+	}
+	if e.LastErr != nil {
+		msg += "; last renewal error: " + e.LastErr.Error()
+	}
+	return msg
+}
+
+// Is makes a FenceError match ErrFenced. It does not unwrap LastErr: a
+// transient error is not why the lease is lost.
+func (e *FenceError) Is(target error) bool { return target == ErrFenced }
+
 // attempt runs one Renew, bounded by the attempt timeout and the fencing
-// deadline. fenced reports that the deadline passed first.
-func (k *Keeper) attempt(ctx context.Context, started time.Time) (err error, fenced bool) {
+// deadline. fenced reports that the deadline passed first: the call is
+// then abandoned.
+func (k *Keeper) attempt(ctx context.Context, started time.Time) (fenced bool, err error) {
 	c := k.c
 	deadline := started.Add(c.Timeout)
 	fence := k.Fence()
@@ -251,38 +310,7 @@ func (k *Keeper) attempt(ctx context.Context, started time.Time) (err error, fen
 	}
 	rctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	done := make(chan error, 1) // buffered: an abandoned call never blocks
-	// This goroutine is the one exception to "every goroutine is an
-	// actor": it may outlive Run by design, because a call stuck in the
-	// kernel cannot be interrupted and must not hold the fence.
-	go func() { done <- c.Renew(rctx) }()
-	var fenceC <-chan time.Time // nil (never) for a lease without TTL
-	if !fence.IsZero() {
-		fenceC = c.clock.After(fence.Sub(c.clock.Now()))
-	}
-	select {
-	case err := <-done:
-		return err, false
-	case <-ctx.Done():
-		return ctx.Err(), false // shutting down: nothing to wait for
-	case <-fenceC:
-		select { // a result that arrived together with the deadline still counts
-		case err := <-done:
-			return err, false
-		default:
-			return nil, true
-		}
-	}
-}
-
-// Run keeps the lease alive; see Keeper.Run. acquired is the monotonic
-// time at which the lease was taken (its TTL counts from there).
-func Run(ctx context.Context, c Config, acquired time.Time) error {
-	k, err := New(c, acquired)
-	if err != nil {
-		return err
-	}
-	return k.Run(ctx)
+	return abandon.At(ctx, c.clock, fence, func() error { return c.Renew(rctx) })
 }
 
 // fence is the instant after which the lease may have expired for others

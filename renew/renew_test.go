@@ -31,6 +31,15 @@ func withClock(c Config, f *fakeClock) Config {
 
 var errGone = errors.New("gone")
 
+// run is New and Keeper.Run in one call.
+func run(ctx context.Context, c Config, acquired time.Time) error {
+	k, err := New(c, acquired)
+	if err != nil {
+		return err
+	}
+	return k.Run(ctx)
+}
+
 func TestValidateRejectsTimingThatCannotWork(t *testing.T) {
 	ok := func(context.Context) error { return nil }
 	for _, tc := range []struct {
@@ -74,7 +83,7 @@ func TestRenewsOnPeriodUntilCancelled(t *testing.T) {
 			}
 			return nil
 		}}, clk)
-	if err := Run(ctx, cfg, clk.Now()); err != nil {
+	if err := run(ctx, cfg, clk.Now()); err != nil {
 		t.Fatalf("want nil after cancel, have %v", err)
 	}
 	if len(at) != 5 {
@@ -101,7 +110,7 @@ func renewalGaps(t *testing.T, j float64, n int) []time.Duration {
 			}
 			return nil
 		}}, clk)
-	if err := Run(ctx, cfg, clk.Now()); err != nil {
+	if err := run(ctx, cfg, clk.Now()); err != nil {
 		t.Fatalf("jitter %v: want nil after cancel, have %v", j, err)
 	}
 	var gaps []time.Duration
@@ -139,7 +148,7 @@ func TestPermanentErrorIsReturned(t *testing.T) {
 	clk := &fakeClock{t: time.Unix(1000, 0)}
 	cfg := withClock(Config{TTL: time.Minute, Renew: func(context.Context) error { return errGone },
 		Permanent: func(err error) bool { return errors.Is(err, errGone) }}, clk)
-	if err := Run(context.Background(), cfg, clk.Now()); !errors.Is(err, errGone) {
+	if err := run(context.Background(), cfg, clk.Now()); !errors.Is(err, errGone) {
 		t.Fatalf("want errGone, have %v", err)
 	}
 }
@@ -150,7 +159,7 @@ func TestTransientErrorsAreRetriedThenFenceBeforeExpiry(t *testing.T) {
 	calls := 0
 	cfg := withClock(Config{TTL: time.Minute, Grace: 10 * time.Second, Margin: 5 * time.Second,
 		Renew: func(context.Context) error { calls++; return errors.New("disk stalled") }}, clk)
-	err := Run(context.Background(), cfg, start)
+	err := run(context.Background(), cfg, start)
 	if !errors.Is(err, ErrFenced) {
 		t.Fatalf("want ErrFenced, have %v", err)
 	}
@@ -178,7 +187,7 @@ func TestSuccessAfterTransientFailureMovesTheFence(t *testing.T) {
 			}
 			return nil
 		}}, clk)
-	if err := Run(ctx, cfg, start); err != nil {
+	if err := run(ctx, cfg, start); err != nil {
 		t.Fatalf("want no fencing while every other renewal succeeds, have %v", err)
 	}
 }
@@ -286,5 +295,51 @@ func TestDeadlineIsTheKeepersTiming(t *testing.T) {
 	}
 	if fence, period := (Config{Renew: noop, TTL: time.Minute}).Deadline(at); fence.Sub(at) != time.Minute-3*time.Second || period != 20*time.Second {
 		t.Errorf("TTL 1m: fence %v after the start, period %v; want 57s (margin max(1s, TTL/20)) and 20s", fence.Sub(at), period)
+	}
+}
+
+// stallClock is a fakeClock whose next sleep lasts stall longer than
+// asked: the process was stopped while it slept.
+type stallClock struct {
+	fakeClock
+	stall time.Duration
+}
+
+func (s *stallClock) Sleep(ctx context.Context, d time.Duration) error {
+	d, s.stall = d+s.stall, 0
+	return s.fakeClock.Sleep(ctx, d)
+}
+
+// TestStallPastTheFenceIsReportedAsAStall: a keeper that wakes long past
+// its fencing deadline fences at once and says it was stalled, and its
+// kill deadline is where it was (last renewal + TTL - margin), not moved
+// by the late wake-up.
+func TestStallPastTheFenceIsReportedAsAStall(t *testing.T) {
+	start := time.Unix(1000, 0)
+	clk := &stallClock{fakeClock: fakeClock{t: start}, stall: 20 * time.Second}
+	renewed := 0
+	cfg := Config{TTL: 10 * time.Second, Grace: 2 * time.Second, Jitter: 0, Renew: func(context.Context) error { renewed++; return nil }}
+	cfg.clock = clk
+	k, err := New(cfg, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = k.Run(context.Background())
+	var fe *FenceError
+	if !errors.As(err, &fe) || !errors.Is(err, ErrFenced) {
+		t.Fatalf("want a *FenceError matching ErrFenced, have %v", err)
+	}
+	if renewed != 0 {
+		t.Fatalf("want no renewal after waking past the fence, have %d", renewed)
+	}
+	// Fence at 10 - 2 - 1 = 7 s; woke at 3.33 + 20 s.
+	if want := 23333*time.Millisecond - 7*time.Second; fe.Late < want-time.Millisecond || fe.Late > want+time.Millisecond {
+		t.Fatalf("want Late ≈ %v, have %v", want, fe.Late)
+	}
+	if !strings.Contains(err.Error(), "stalled") {
+		t.Fatalf("want the reason to say stalled, have %q", err)
+	}
+	if want := start.Add(9 * time.Second); !k.KillBy().Equal(want) {
+		t.Fatalf("want KillBy %v (TTL - margin after the last renewal), have %v", want, k.KillBy())
 	}
 }

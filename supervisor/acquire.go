@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -46,43 +47,41 @@ const (
 // waitReportEvery is how often a waiter says again whom it waits for.
 const waitReportEvery = time.Minute
 
-// acquired is the outcome of the acquisition phase: a held lease and a
-// child running under it.
-type acquired struct {
-	lease    lease.Lease
-	child    *child
-	at       time.Time // monotonic start of the attempt that took the lease
-	anchored bool      // taken with lease.Anchor for the child's pid
-	// forwarded is a terminating signal that arrived after the child
-	// started but before supervision began, passed on to the job by
-	// acquire: supervision counts it as forwarded (Result.Forwarded).
-	forwarded syscall.Signal
-}
-
-// actor adds fn to g as an oklog/run actor whose interrupt ends its
-// context, with the error that ended the group as the context's cause.
-func actor(g *run.Group, ctx context.Context, fn func(context.Context) error) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	g.Add(func() error { return fn(ctx) }, func(err error) { cancel(err) })
-}
-
 // acquire takes j's lease, waiting up to Wait, and starts j's command
 // under it. It is an oklog/run group of two actors: the attempt loop
 // (which blocks in the kind's I/O) and a watcher of the run's signal
 // channel, so SIGINT/SIGTERM while waiting abort cleanly.
 func (r *runner) acquire(ctx context.Context, j *job) (*acquired, error) {
-	var got *acquired
+	var (
+		got     *acquired
+		started atomic.Bool // the attempt returned with the job started
+		caught  os.Signal   // the abort signal the watcher returned with
+		late    []os.Signal // signals the watcher took once the job had started
+	)
 	var g run.Group
 	actor(&g, ctx, func(ctx context.Context) error {
 		a, err := r.attemptLoop(ctx, j)
 		got = a
+		started.Store(a != nil)
 		return err
 	})
 	actor(&g, ctx, func(ctx context.Context) error {
 		for {
+			if r.watchGate != nil {
+				r.watchGate()
+			}
 			select {
 			case s := <-r.sigs:
+				if started.Load() {
+					// The job runs and the watcher's interrupt is on its
+					// way: the signal is the job's, passed on below. (The
+					// group returns the first actor's error: a signal
+					// returned as one now would be lost.)
+					late = append(late, s)
+					continue
+				}
 				if isAbortSignal(s) {
+					caught = s
 					return &abortError{sig: s.(syscall.Signal)}
 				}
 				r.cfg.Logger.Debug("signal while acquiring; no child to pass it to, dropped", "signal", s)
@@ -91,17 +90,25 @@ func (r *runner) acquire(ctx context.Context, j *job) (*acquired, error) {
 			}
 		}
 	})
-	err := g.Run()
-	var abort *abortError
-	if errors.As(err, &abort) && got != nil {
-		// The signal raced the start: the job is already running under
-		// the lease, so it is the job's to handle, and the job's end by it
-		// is one leasewrap passed on.
-		got.child.signal(abort.sig)
-		got.forwarded = abort.sig
-		return got, nil
+	err := g.Run() // returns once both actors have: got, caught and late are settled
+	if got != nil {
+		// A signal that raced the start is the job's to handle, and the
+		// job's end by it is one leasewrap passed on.
+		for _, s := range append([]os.Signal{caught}, late...) {
+			if s == nil {
+				continue
+			}
+			got.child.signal(s)
+			if sig, ok := s.(syscall.Signal); ok && isAbortSignal(sig) {
+				got.forwarded = sig
+			}
+		}
+		if errors.As(err, new(*abortError)) {
+			err = nil // the signal went to the job
+		}
+		return got, err
 	}
-	if got == nil && err == nil {
+	if err == nil {
 		err = errors.New("supervisor: acquisition ended without a lease")
 	}
 	return got, err

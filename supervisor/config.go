@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/leasewrap/leasewrap/lease"
@@ -49,11 +50,24 @@ type Config struct {
 	// SplayHost replaces the host name in the splay's offset ("" = the
 	// host name).
 	SplayHost string
-	// KillGrace is the time between SIGTERM and SIGKILL when the job must
-	// be stopped (the lease was lost, or strays are left after the child
-	// exited). Zero means zero: SIGKILL at once. (The command line's
-	// default is 10 s.)
+	// KillGrace is the time between the stop signal (StopSignal) and
+	// SIGKILL when the job must be stopped (the lease was lost, the time
+	// limit reached, or strays are left after the child exited). Zero
+	// means zero: SIGKILL at once. (The command line's default is 10 s.)
+	// For a lease with a TTL the SIGKILL comes no later than the last
+	// confirmed renewal's start + TTL - margin, whenever the stop began.
 	KillGrace time.Duration
+	// Timeout, if positive, limits how long the command runs: once it has
+	// run that long (from its start, on the monotonic clock; waiting for
+	// the lease is not part of it) the job is stopped as on a lost lease,
+	// the stop signal then SIGKILL after KillGrace, and the lease is
+	// settled normally; the outcome is TimedOut.
+	Timeout time.Duration
+	// StopSignal is the signal that asks the job to stop when leasewrap
+	// stops it (a lost lease, the time limit, what is left of the job
+	// after the child exited); 0 means SIGTERM. Signals leasewrap forwards
+	// are passed on unchanged.
+	StopSignal syscall.Signal
 	// RenewPeriod is the renewal period of a TTL lease (0 = TTL/3), and the
 	// check period of a lease without TTL (0 = 5 s).
 	RenewPeriod time.Duration
@@ -112,7 +126,8 @@ type Config struct {
 	// millisecond for the ten Run catches, on every run. A signal that
 	// arrives after Run returned is then dropped, as one that arrives while
 	// the lease is being settled already is. A program that goes on after
-	// Run leaves it false.
+	// Run leaves it false. It is configuration, not a benchmark hook: only
+	// the embedding program knows whether its process ends with the run.
 	ExitAfter bool
 
 	// HelperExe is the executable started for the supervisor's helper
@@ -152,8 +167,11 @@ func (c Config) Validate() error {
 	if c.Pre != nil && (c.Pre.Locker == nil || len(c.Pre.Argv) == 0 || c.Pre.Argv[0] == "") {
 		return errors.New("supervisor: a pre-step needs a lease kind and a command")
 	}
-	if c.Wait < 0 || c.Splay < 0 || c.HookTimeout < 0 || c.KillGrace < 0 || c.RenewPeriod < 0 || c.FinishTimeout < 0 {
+	if c.Wait < 0 || c.Splay < 0 || c.HookTimeout < 0 || c.KillGrace < 0 || c.RenewPeriod < 0 || c.FinishTimeout < 0 || c.Timeout < 0 {
 		return errors.New("supervisor: durations must not be negative")
+	}
+	if c.StopSignal < 0 || c.StopSignal > 64 || c.StopSignal == syscall.SIGKILL || c.StopSignal == syscall.SIGSTOP {
+		return fmt.Errorf("supervisor: stop signal %d cannot be used (a signal 1..64 a job can handle; SIGKILL comes after the kill grace anyway)", int(c.StopSignal))
 	}
 	if err := c.Job.check(); err != nil {
 		return err
@@ -171,6 +189,14 @@ func (c Config) Validate() error {
 // with room for a retry before the fencing deadline.
 func (c Config) ValidateTiming(ttl time.Duration) error {
 	return c.renewConfig(ttl, func(context.Context) error { return nil }).Validate()
+}
+
+// stopSignal is the signal that asks the job to stop.
+func (c Config) stopSignal() syscall.Signal {
+	if c.StopSignal == 0 {
+		return syscall.SIGTERM
+	}
+	return c.StopSignal
 }
 
 // renewConfig is the keeper configuration for a lease of the given TTL.

@@ -23,19 +23,25 @@
 // bottom like tini's: one select over the child's exit (SIGCHLD), the
 // signals to forward, the lease's loss (the keeper's error, which ends the
 // loop's context with the loss as its cause, and the lease's own
-// Lease.Done) and the kill timer. Losing the lease stops the job: SIGTERM
-// to every process of the job, SIGKILL after the kill grace (at once with
-// a grace of 0). Three goroutines are not actors, by design: a renewal and a
-// settle the deadline abandoned (either may be stuck in the kernel), and
-// the thread holder of the child of a lease that dies with leasewrap
-// (Pdeathsig).
+// Lease.Done), the time limit (Config.Timeout) and the kill deadline.
+// Losing the lease stops the job: the stop signal (Config.StopSignal,
+// SIGTERM by default) to every process of the job, SIGKILL after the kill
+// grace (at once with a grace of 0), and for a lease with a TTL no later
+// than the last confirmed renewal's start + TTL - margin: an absolute
+// instant, armed for the whole run, that a supervisor waking from a stall
+// acts on at once instead of granting a fresh grace (stop.go). The time
+// limit stops the job the same way, the lease then settled normally. Three
+// goroutines are not actors, by design: a renewal and a settle the
+// deadline abandoned (internal/abandon; either may be stuck in the
+// kernel), and the thread holder of the child of a lease that dies with
+// leasewrap (Pdeathsig).
 //
 // The job (Config.Job, jobform_linux.go) is a cgroup v2 of its own where
 // one can be created (the child is born in it with CLONE_INTO_CGROUP;
 // setsid and double forks stay in it; SIGKILL is cgroup.kill), else the
 // child's process group. The lease is settled only once no live member of
-// the job is left: leftovers of a child that exited get SIGTERM, then
-// SIGKILL after the kill grace (Config.LeaveStrays opts out). One log line
+// the job is left: leftovers of a child that exited get the stop signal,
+// then SIGKILL after the kill grace (Config.LeaveStrays opts out). One log line
 // names them: how many, and the first few. A nested supervisor joins an
 // outer process-group job (JobEnv) and nests its cgroup in an outer
 // cgroup job.
@@ -71,8 +77,8 @@
 // leasewrap dies.
 //
 // What is NOT guaranteed: the lease is advisory; processes that do not
-// speak the protocol are not stopped. A child that ignores SIGTERM is
-// killed after the grace; in the process-group form descendants that left
+// speak the protocol are not stopped. A child that ignores the stop
+// signal is killed after the grace; in the process-group form descendants that left
 // its group (setsid, setpgid) are not, and in the cgroup form a process
 // privileged to write elsewhere in the cgroup tree can move itself out.
 // Across hosts, only a TTL protects a lease

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -218,4 +219,47 @@ func TestWaiterRepeatsWhomItWaitsFor(t *testing.T) {
 	}
 	contains(t, out, `holder="other 1"`)
 	contains(t, out, "waited=")
+}
+
+// A signal that reaches acquisition's watcher after the attempt has
+// returned with the job started (the group's interrupt not yet seen) is
+// the job's: it is passed on, not dropped with the group's second error.
+// The watcher is held back until the job runs and the signal waits beside
+// the interrupt; its select then picks either, so each round would lose
+// the signal half the time were it not passed on (16 rounds: all but
+// 1 in 65,536 runs would catch that).
+func TestSignalTakenAfterTheStartIsPassedOn(t *testing.T) {
+	for round := range 16 {
+		dir := t.TempDir()
+		ready, got := filepath.Join(dir, "ready"), filepath.Join(dir, "got")
+		script := `trap 'touch ` + got + `; exit 0' TERM; touch ` + ready + `; while :; do sleep 0.05; done`
+		cfg := withDefaults(Config{Locker: &fileKind{dir: dir, key: "job", holder: "me"}, Argv: []string{"sh", "-c", script}, Job: JobPgroup})
+		r := &runner{cfg: cfg, waitReport: time.Minute, sigs: make(chan os.Signal, 1)}
+		var once sync.Once
+		r.watchGate = func() {
+			once.Do(func() {
+				waitFile(t, ready)                // the attempt started the job and is returning
+				time.Sleep(50 * time.Millisecond) // and the group has interrupted the watcher
+				r.sigs <- syscall.SIGTERM
+			})
+		}
+		j := &job{locker: cfg.Locker, argv: cfg.Argv}
+		if err := j.resolve("", cfg.Env); err != nil {
+			t.Fatal(err)
+		}
+		a, err := r.acquire(t.Context(), j)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		t.Cleanup(func() { a.child.group.signal(syscall.SIGKILL) })
+		switch {
+		case len(r.sigs) == 1:
+			// The watcher took the interrupt: the signal waits for the
+			// supervision loop, which forwards it.
+		case a.forwarded != syscall.SIGTERM:
+			t.Fatalf("round %d: the watcher took the SIGTERM and neither passed it on nor left it: forwarded %v", round, a.forwarded)
+		default:
+			waitFile(t, got)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -46,7 +47,7 @@ func testMain(argv []string) int {
 	k := &fileKind{dir: os.Getenv("T_DIR"), key: os.Getenv("T_KEY"), holder: os.Getenv("T_HOLDER"),
 		anchored: os.Getenv("T_ANCHORED") == "1", ttl: envDuration("T_TTL"),
 		blockRenew: os.Getenv("T_BLOCK_RENEW") == "1", blockFinish: os.Getenv("T_BLOCK_FINISH") == "1",
-		ephemeral: os.Getenv("T_EPHEMERAL") == "1"}
+		ephemeral: os.Getenv("T_EPHEMERAL") == "1", expire: os.Getenv("T_EXPIRE") == "1"}
 	grace := 10 * time.Second // the command line's default
 	if v, ok := os.LookupEnv("T_GRACE"); ok {
 		grace, _ = time.ParseDuration(v)
@@ -78,6 +79,11 @@ func testMain(argv []string) int {
 		Logger:        slog.New(slog.NewTextHandler(os.Stderr, nil)),
 		ExitAfter:     os.Getenv("T_EXIT_AFTER") == "1",
 		Job:           JobMode(os.Getenv("T_JOB")),
+		Timeout:       envDuration("T_TIMEOUT"),
+	}
+	if v := os.Getenv("T_STOP_SIGNAL"); v != "" {
+		n, _ := strconv.Atoi(v)
+		cfg.StopSignal = syscall.Signal(n)
 	}
 	if dir, ok := os.LookupEnv("T_CGROUP_PARENT"); ok {
 		cfg.cgroupParent = func() (string, error) { return dir, nil }
@@ -126,6 +132,8 @@ func testMain(argv []string) int {
 		return 75
 	case Lost:
 		return 76
+	case TimedOut:
+		return 124
 	}
 	return 70
 }

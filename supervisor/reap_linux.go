@@ -39,6 +39,20 @@ func (ch *child) reap(anyChild bool) (status lease.Result, exited, stopped bool)
 	}
 }
 
+// exited reports, without reaping it, whether the child has ended.
+func (ch *child) exited() bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, ch.pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	if err == unix.ECHILD {
+		return true // already reaped
+	}
+	if err != nil {
+		return false
+	}
+	// Linux fills si_signo with SIGCHLD for a waitable child, 0 otherwise.
+	return info.Signo != 0
+}
+
 // resultOf turns a wait status into the exit-code contract: the child's
 // code, or 128+N for death by signal N.
 func resultOf(ws unix.WaitStatus) lease.Result {

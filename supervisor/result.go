@@ -53,21 +53,22 @@ func (o Outcome) String() string {
 type Result struct {
 	Outcome Outcome
 	// ExitCode is the command's status (128+N for death by signal N) for
-	// Ran and Lost (once it was stopped), the recorded status for
+	// Ran, Lost and TimedOut (once it was stopped), the recorded status for
 	// Replayed, the pre-step's status for PreStepFailed; 0 otherwise.
 	ExitCode int
-	// Signal is the signal that killed the command (Ran, Lost), or the
+	// Signal is the signal that killed the command (Ran, Lost, TimedOut), or the
 	// one that stopped leasewrap while it waited (Aborted); 0 otherwise.
 	Signal syscall.Signal
 	// Holder is who holds the lease: this run's holder once acquired
-	// (Ran, Lost), the other holder if known for Conflict.
+	// (Ran, Lost, TimedOut), the other holder if known for Conflict.
 	Holder string
-	// PID is the command's pid (Ran, Lost); 0 if it never started.
+	// PID is the command's pid (Ran, Lost, TimedOut); 0 if it never started.
 	PID int
 	// Cause is why the command did not run to its own end, for the
 	// message: the contention (Conflict), the loss (Lost), the replay
 	// (Replayed), the signal (Aborted), the pre-step's status
-	// (PreStepFailed). nil for Ran.
+	// (PreStepFailed), the time limit (TimedOut: matches ErrTimeout). nil
+	// for Ran.
 	Cause error
 	// Waited is how long acquiring took (including a pre-step); Runtime
 	// how long the command ran.
@@ -80,6 +81,10 @@ type Result struct {
 // ErrWaitTimeout reports that the lease was not acquired within the wait
 // (in Result.Cause of a Conflict).
 var ErrWaitTimeout = errors.New("supervisor: lease not acquired within --wait")
+
+// ErrTimeout reports that the command ran past Config.Timeout and its
+// job was stopped (in Result.Cause of a TimedOut run).
+var ErrTimeout = errors.New("supervisor: the command ran past --timeout")
 
 // ErrStart marks a failure to start the command (not found, not
 // executable): the lease was released and nothing ran.

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/oklog/run"
 	"golang.org/x/sys/unix"
 
 	"github.com/leasewrap/leasewrap/lease"
@@ -45,6 +46,10 @@ type runner struct {
 	waitReport time.Duration
 	// splayed is how long the start was delayed (Config.Splay).
 	splayed time.Duration
+	// watchGate, when set (tests only), runs before each turn of the
+	// acquisition's signal watcher, so a test can hold it back until the
+	// attempt has returned.
+	watchGate func()
 }
 
 // job is one command and the lease it runs under, resolved before any
@@ -54,6 +59,26 @@ type job struct {
 	argv   []string
 	path   string   // argv[0] resolved in PATH
 	hold   *jobHold // what holds the job together, for every attempt's child
+}
+
+// acquired is the outcome of the acquisition phase: a held lease and a
+// child running under it.
+type acquired struct {
+	lease    lease.Lease
+	child    *child
+	at       time.Time // monotonic start of the attempt that took the lease
+	anchored bool      // taken with lease.Anchor for the child's pid
+	// forwarded is a terminating signal that arrived after the child
+	// started but before supervision began, passed on to the job by
+	// acquire: supervision counts it as forwarded (Result.Forwarded).
+	forwarded syscall.Signal
+}
+
+// actor adds fn to g as an oklog/run actor whose interrupt ends its
+// context, with the error that ended the group as the context's cause.
+func actor(g *run.Group, ctx context.Context, fn func(context.Context) error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	g.Add(func() error { return fn(ctx) }, func(err error) { cancel(err) })
 }
 
 // Run runs cfg.Argv under the lease cfg.Locker takes and reports what
@@ -201,7 +226,7 @@ func (r *runner) runPre(ctx context.Context) (*acquired, Result, error) {
 	}
 	log := r.cfg.Logger.With("kind", pre.locker.Kind(), "key", pre.locker.Key())
 	log.Info("lease acquired; pre-step started", "pid", pa.child.pid, "command", pre.argv)
-	end := r.supervise(ctx, pa, log)
+	end := r.supervise(ctx, pa, time.Time{}, log) // the time limit is the command's
 	if end.loss == nil && end.status.ExitCode == 0 && r.cfg.Pre.Handover != nil {
 		at := time.Now()
 		ls, err := r.cfg.Pre.Handover(ctx, pa.lease)
@@ -247,7 +272,11 @@ func (r *runner) runJob(ctx context.Context, j *job, a *acquired) (Result, error
 		an.Started(ctx, a.lease)
 	}
 	started := time.Now()
-	end := r.supervise(ctx, a, log)
+	var limit time.Time
+	if r.cfg.Timeout > 0 {
+		limit = started.Add(r.cfg.Timeout)
+	}
+	end := r.supervise(ctx, a, limit, log)
 	end.status.Started, end.status.Finished, end.status.Argv = started, time.Now(), j.argv
 	res := Result{Outcome: Ran, ExitCode: end.status.ExitCode, Signal: end.status.Signal, Holder: holder, PID: a.child.pid,
 		Runtime: end.status.Finished.Sub(started)}
@@ -267,6 +296,12 @@ func (r *runner) runJob(ctx context.Context, j *job, a *acquired) (Result, error
 	case finErr != nil:
 		log.Error("child exited but the lease could not be settled", "status", res.ExitCode, "err", finErr)
 		return res, fmt.Errorf("settle %s %q after the child exited with %d: %w", j.locker.Kind(), j.locker.Key(), res.ExitCode, finErr)
+	}
+	if end.timedOut {
+		log.Warn("job stopped after --timeout; lease settled", "status", res.ExitCode, "timeout", r.cfg.Timeout)
+		res.Outcome = TimedOut
+		res.Cause = fmt.Errorf("%s %q: %w (%v); the job was stopped", j.locker.Kind(), j.locker.Key(), ErrTimeout, r.cfg.Timeout)
+		return res, nil
 	}
 	log.Info("child exited; lease settled", "status", res.ExitCode, "duration", res.Runtime.Round(time.Millisecond))
 	return res, nil

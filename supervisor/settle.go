@@ -5,9 +5,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/abandon"
 	"github.com/leasewrap/leasewrap/internal/fault"
 	"github.com/leasewrap/leasewrap/lease"
 )
+
+// timedOutCode is the status a timed-out job that exited 0 is settled
+// with (timeout(1)'s 124, the code leasewrap exits with).
+const timedOutCode = 124
 
 // settleFloor is the least time a settle is given when the lease's expiry
 // has already passed: enough for a local check that it is still ours, not
@@ -29,7 +34,15 @@ func (r *runner) settle(a *acquired, end jobEnd) error {
 		reapOrphans()
 	}
 	res := end.status
-	res.Lost = end.loss != nil
+	res.Lost = end.loss != nil // the one place a loss becomes the Result's
+	if end.timedOut && !res.Lost {
+		res.TimedOut = true
+		if res.ExitCode == 0 {
+			// The job exited cleanly on the stop signal: still a failure,
+			// published (with --publish-failures) as timeout(1)'s code.
+			res.ExitCode = timedOutCode
+		}
+	}
 	now := time.Now()
 	deadline := now.Add(r.cfg.FinishTimeout)
 	atExpiry := false
@@ -63,28 +76,15 @@ func (e *settleTimeout) Error() string {
 }
 
 // finish calls ls.Finish(res) under a context ending at deadline and
-// returns its error, or a *settleTimeout if it has not returned by then.
+// returns its error, or a *settleTimeout if it has not returned by then
+// (abandoned: a call stuck in the kernel must not hold leasewrap).
 func (r *runner) finish(ls lease.Lease, res lease.Result, deadline time.Time) error {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	done := make(chan error, 1) // buffered: an abandoned call never blocks
 	start := time.Now()
-	// Like the keeper's renewal call, this goroutine is an exception to
-	// "every goroutine is an actor": it may outlive the run by design,
-	// because a call stuck in the kernel cannot be interrupted and must
-	// not hold leasewrap past the deadline.
-	go func() { done <- ls.Finish(ctx, res) }()
-	t := time.NewTimer(time.Until(deadline))
-	defer t.Stop()
-	select {
-	case err := <-done:
-		return err
-	case <-t.C:
-		select { // a result that arrived together with the deadline still counts
-		case err := <-done:
-			return err
-		default:
-			return &settleTimeout{after: time.Since(start)}
-		}
+	abandoned, err := abandon.At(context.Background(), abandon.Real{}, deadline, func() error { return ls.Finish(ctx, res) })
+	if abandoned {
+		return &settleTimeout{after: time.Since(start)}
 	}
+	return err
 }

@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"syscall"
 	"time"
 
 	"github.com/oklog/run"
-	"golang.org/x/sys/unix"
 
 	"github.com/leasewrap/leasewrap/lease"
 	"github.com/leasewrap/leasewrap/renew"
@@ -17,14 +15,16 @@ import (
 
 // jobEnd is how a supervised job ended.
 type jobEnd struct {
-	// status is the child's status; status.Lost is set when the job was
-	// stopped because the lease was lost, status.Forwarded when a signal
-	// leasewrap passed on ended it.
+	// status is the child's status; status.Forwarded is set when a signal
+	// leasewrap passed on ended it. (status.Lost is settle's to set, from
+	// loss: "lost" is decided once, here.)
 	status lease.Result
 	// loss is why the lease was lost (matches lease.ErrLost), or nil.
-	loss   error
-	keeper *renew.Keeper
-	lastOK time.Time // monotonic start of the last successful renewal
+	loss error
+	// timedOut: the job was stopped because it ran past Config.Timeout.
+	timedOut bool
+	keeper   *renew.Keeper
+	lastOK   time.Time // monotonic start of the last successful renewal
 }
 
 // supervise runs the job until it is over: the child exited and nothing
@@ -33,7 +33,8 @@ type jobEnd struct {
 // renewal can postpone) and returns the loss as an error, and the loop,
 // which owns the job. The keeper's error interrupts the loop (its context
 // ends with the loss as cause); the loop's end interrupts the keeper.
-func (r *runner) supervise(ctx context.Context, a *acquired, log *slog.Logger) jobEnd {
+// limit is when the job is stopped for running too long (zero: never).
+func (r *runner) supervise(ctx context.Context, a *acquired, limit time.Time, log *slog.Logger) jobEnd {
 	end := jobEnd{lastOK: a.at}
 	holder := a.lease.Holder()
 	if a.child.tether != nil {
@@ -53,7 +54,7 @@ func (r *runner) supervise(ctx context.Context, a *acquired, log *slog.Logger) j
 		// unless a kind changes its TTL. Stop the job as if lost.
 		ctx, cancel := context.WithCancelCause(context.Background())
 		cancel(fmt.Errorf("%w: %w", lease.ErrLost, err))
-		end.status, end.loss = r.loop(a, log).run(ctx)
+		end.status, end.loss, end.timedOut = r.loop(a, nil, limit, log).run(ctx)
 		return end
 	}
 	end.keeper = k
@@ -80,37 +81,13 @@ func (r *runner) supervise(ctx context.Context, a *acquired, log *slog.Logger) j
 	})
 	// Loop: the job, from start to empty. The keeper's loss ends its
 	// context, with the loss as the cause.
-	l := r.loop(a, log)
+	l := r.loop(a, k, limit, log)
 	actor(&g, ctx, func(ctx context.Context) error {
-		end.status, end.loss = l.run(ctx)
+		end.status, end.loss, end.timedOut = l.run(ctx)
 		return nil
 	})
 	g.Run()
 	return end
-}
-
-// loop is the supervision of one job: one select over the child's exit
-// (SIGCHLD), the signals to forward, the lease's loss and the kill timer,
-// the way tini's main loop reads.
-type loop struct {
-	r      *runner
-	child  *child
-	done   <-chan struct{} // the lease's own loss, pushed (nil: never)
-	cause  lease.LossCause // why done closed, if the kind says (nil: it does not)
-	holder string
-	log    *slog.Logger
-
-	// forwarded are the terminating signals passed on to the job.
-	forwarded map[syscall.Signal]bool
-}
-
-func (r *runner) loop(a *acquired, log *slog.Logger) *loop {
-	l := &loop{r: r, child: a.child, done: a.lease.Done(), holder: a.lease.Holder(), log: log, forwarded: map[syscall.Signal]bool{}}
-	l.cause, _ = a.lease.(lease.LossCause)
-	if a.forwarded != 0 {
-		l.forwarded[a.forwarded] = true
-	}
-	return l
 }
 
 // reapPoll is a safety net for the reaper. SIGCHLD wakes it: coalesced
@@ -123,144 +100,45 @@ const (
 	groupPoll = 20 * time.Millisecond
 )
 
-// run supervises the job until it is over. ctx ending means stop the
-// job: with a cause matching lease.ErrLost the lease was lost (returned
-// as loss); otherwise the run was cancelled.
-func (l *loop) run(ctx context.Context) (status lease.Result, loss error) {
-	cfg := &l.r.cfg
-	ch := l.child
-	poll := time.NewTicker(reapPoll)
-	defer poll.Stop()
-	var (
-		exited   bool
-		stopping bool             // the job was told to stop (SIGTERM sent)
-		emptying bool             // the child exited; its strays are being ended
-		kill     *time.Timer      // SIGKILL of the job when it fires
-		killC    <-chan time.Time // kill's channel while armed
-		stopC    = ctx.Done()
-		lostC    = l.done
-	)
-	defer func() {
-		if kill != nil {
-			kill.Stop() // no signal may reach a group id that could be reused
-		}
-	}()
-	// stop ends the job: SIGTERM (and SIGCONT, so a stopped member sees
-	// it), then SIGKILL after the grace; SIGKILL at once with no grace or
-	// once nothing of the job's own is left to shut down cleanly.
-	stop := func(now bool) {
-		if now || cfg.KillGrace == 0 {
-			ch.group.signal(unix.SIGKILL)
-			killC = nil
-			return
-		}
-		if stopping {
-			return
-		}
-		stopping = true
-		ch.group.signal(unix.SIGTERM)
-		ch.group.signal(unix.SIGCONT)
-		kill = time.NewTimer(cfg.KillGrace)
-		killC = kill.C
+// run supervises the job until it is over, the way tini's main loop
+// reads: reap, stop when the job is over, else wait for the next thing
+// that happens. ctx ending means stop the job: with a cause matching
+// lease.ErrLost the lease was lost (returned as loss); otherwise the run
+// was cancelled.
+func (l *loop) run(ctx context.Context) (status lease.Result, loss error, timedOut bool) {
+	defer l.stop.close()
+	l.poll = time.NewTicker(reapPoll)
+	defer l.poll.Stop()
+	stopC, lostC, timeC := ctx.Done(), l.done, l.timeoutC()
+	if l.limit != nil {
+		defer l.limit.Stop()
 	}
 	for {
-		if !exited {
-			var stopped bool
-			status, exited, stopped = ch.reap(cfg.Subreaper)
-			if stopped {
-				l.r.stopForShell(ch)
-			}
-			if exited {
-				status.Forwarded = l.forwardedEnd(status)
-				if cfg.LeaveStrays && loss == nil {
-					return status, loss
-				}
-			}
-		} else if cfg.Subreaper {
-			reapOrphans()
-		}
-		if exited {
-			left := ch.group.members()
-			if len(left) == 0 {
-				status.Lost = loss != nil
-				return status, loss
-			}
-			if !emptying {
-				emptying = true
-				// What is left of a pid-only lease (it ended with the
-				// child's pid) and of a lost lease is killed at once.
-				now := ch.pidOnly || loss != nil
-				how := "SIGTERM, then SIGKILL after the kill grace"
-				if now || cfg.KillGrace == 0 {
-					how = "SIGKILL"
-				}
-				l.log.Warn("child exited with processes of its job still running; stopping them before settling the lease",
-					"count", len(left), "first", fmt.Sprint(firstMembers(left)), "how", how, "job", ch.group.String())
-				stop(now)
-				poll.Reset(groupPoll)
-			}
+		if l.reap() {
+			return l.status, l.loss, l.timedOut
 		}
 		select {
 		case <-l.r.chld:
-		case <-poll.C:
+		case <-l.poll.C:
 		case s := <-l.r.sigs:
-			if err := ch.signal(s); err != nil && !errors.Is(err, unix.ESRCH) {
-				l.log.Warn("could not forward signal", "signal", s, "err", err)
-			}
-			if sig, ok := s.(syscall.Signal); ok && isAbortSignal(sig) {
-				l.forwarded[sig] = true
-			}
+			l.forward(s)
 		case <-stopC:
 			stopC = nil
 			if cause := context.Cause(ctx); errors.Is(cause, lease.ErrLost) {
-				loss = cause
-				l.r.emit(Event{Type: EventLost, Holder: l.holder, Err: loss})
+				l.lose(cause)
 			}
-			stop(exited)
+			l.stop.stop(time.Now(), l.exited)
 		case <-lostC:
 			lostC = nil
-			loss = fmt.Errorf("%w: the lease's record was removed or revoked", lease.ErrLost)
-			if l.cause != nil && l.cause.LossCause() != nil {
-				loss = l.cause.LossCause() // the kind's own reason
+			l.lose(l.lossCause())
+			l.stop.stop(time.Now(), l.exited)
+		case <-timeC:
+			timeC = nil
+			l.timeOut()
+		case <-l.stop.C():
+			if l.stop.due() && !l.child.exited() {
+				l.lose(l.expired())
 			}
-			l.r.emit(Event{Type: EventLost, Holder: l.holder, Err: loss})
-			stop(exited)
-		case <-killC:
-			killC = nil
-			ch.group.signal(unix.SIGKILL)
 		}
 	}
-}
-
-// forwardedEnd is the forwarded signal that ended the child: it died of
-// it, or exited 128+N for it (a shell reporting a child it killed).
-func (l *loop) forwardedEnd(st lease.Result) syscall.Signal {
-	if st.Signal != 0 && l.forwarded[st.Signal] {
-		return st.Signal
-	}
-	if n := st.ExitCode - 128; st.Signal == 0 && n > 0 && n < 65 && l.forwarded[syscall.Signal(n)] {
-		return syscall.Signal(n)
-	}
-	return 0
-}
-
-// maxLoggedMembers bounds the pids a straggler log line lists.
-const maxLoggedMembers = 5
-
-func firstMembers(m []member) []member {
-	return m[:min(len(m), maxLoggedMembers)]
-}
-
-// exited reports, without reaping it, whether the child has ended.
-func (ch *child) exited() bool {
-	var info unix.Siginfo
-	err := unix.Waitid(unix.P_PID, ch.pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-	if err == unix.ECHILD {
-		return true // already reaped
-	}
-	if err != nil {
-		return false
-	}
-	// Linux fills si_signo with SIGCHLD for a waitable child, 0 otherwise.
-	return info.Signo != 0
 }

@@ -28,6 +28,10 @@ type fileKind struct {
 	blockRenew       bool // every Renew after the first blocks forever, ignoring its context
 	blockFinish      bool // Finish blocks forever, ignoring its context
 	ephemeral        bool // the lease hands over no descriptor: only leasewrap keeps it
+	// expire makes the TTL real: a lease file whose mtime (its last
+	// renewal) is more than ttl old is taken over by the next acquire,
+	// as another host would take an expired lease.
+	expire bool
 }
 
 func (k *fileKind) Kind() string { return "testfile" }
@@ -61,6 +65,9 @@ func (k anchoredKind) AcquireAnchored(ctx context.Context, pid int) (lease.Lease
 
 func (k *fileKind) acquire(ctx context.Context, pid int) (lease.Lease, error) {
 	line := fmt.Sprintf("%s %d", k.holder, pid)
+	if fi, err := os.Stat(k.path()); err == nil && k.expire && k.ttl > 0 && time.Since(fi.ModTime()) > k.ttl {
+		os.Remove(k.path()) // expired: the lease is anybody's
+	}
 	f, err := os.OpenFile(k.path(), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, os.ErrExist) {
 		held, _ := os.ReadFile(k.path())
@@ -127,6 +134,10 @@ func (l *fileLease) Renew(ctx context.Context) error {
 	l.renewed = true
 	if !l.ours() {
 		return fmt.Errorf("%s: %w", l.k.path(), lease.ErrLost)
+	}
+	if l.k.expire {
+		now := time.Now()
+		return os.Chtimes(l.k.path(), now, now)
 	}
 	return nil
 }

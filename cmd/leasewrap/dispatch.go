@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -17,7 +18,21 @@ import (
 // says which kinds a sibling serves.
 type sibling struct {
 	exe     string // the executable's name, beside leasewrap or in PATH
-	install string // how to install it, for the error when it is missing
+	install string // how to install it from a checkout, for the error when it is missing
+}
+
+// installHint says how to install s, for the error when it is missing:
+// every way named is a command that works. A release names the sibling of
+// the same release (the packages and tarballs carry all three
+// executables; the siblings' modules are tagged with the root's version,
+// docs/RELEASING.md); any other build was made from a checkout.
+func installHint(s *sibling) string {
+	v, ok := cli.ReadVersion(version).Release()
+	if !ok {
+		return s.install
+	}
+	kind := strings.TrimPrefix(s.exe, "leasewrap-")
+	return fmt.Sprintf("the leasewrap packages and release tarballs carry it; or go install github.com/leasewrap/leasewrap/%s/cmd/%s@%s", kind, s.exe, v)
 }
 
 // dispatch replaces this process with the sibling that serves args' kind,
@@ -30,7 +45,7 @@ func dispatch(args []string) (bool, error) {
 		return false, nil
 	}
 	s := k.sibling
-	path, err := cli.FindExecutable(s.exe, fmt.Sprintf("the %s verbs", kind), s.install)
+	path, err := cli.FindExecutable(s.exe, fmt.Sprintf("the %s verbs", kind), installHint(s))
 	if err != nil {
 		return true, err
 	}

@@ -48,3 +48,18 @@ func TestSiblingMissing(t *testing.T) {
 		t.Fatalf("want a not-found error naming leasewrap-kube and how to install it, have served=%v err=%v", served, err)
 	}
 }
+
+// TestInstallHintOfARelease: a release names the sibling of the same
+// release, in the module path `go install` resolves.
+func TestInstallHintOfARelease(t *testing.T) {
+	defer func(v string) { version = v }(version)
+	version = "v1.4.0"
+	have := installHint(kubeExe)
+	if want := "go install github.com/leasewrap/leasewrap/kube/cmd/leasewrap-kube@v1.4.0"; !strings.Contains(have, want) {
+		t.Errorf("want %q in the hint, have %q", want, have)
+	}
+	version = "v1.4.1-0.20261202003328-a2af168abcde"
+	if have := installHint(etcdExe); !strings.Contains(have, "go install ./etcd/cmd/leasewrap-etcd") {
+		t.Errorf("a build between releases: want the checkout's commands, have %q", have)
+	}
+}

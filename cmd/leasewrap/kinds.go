@@ -41,8 +41,8 @@ const (
 
 // The sibling executables.
 var (
-	etcdExe = &sibling{"leasewrap-etcd", "make build builds it into bin/, or go install github.com/leasewrap/leasewrap/etcd/cmd/leasewrap-etcd@latest"}
-	kubeExe = &sibling{"leasewrap-kube", "make build builds it into bin/, or go install github.com/leasewrap/leasewrap/kube/cmd/leasewrap-kube@latest"}
+	etcdExe = &sibling{"leasewrap-etcd", "in a checkout of leasewrap, make build builds it into bin/, or go install ./etcd/cmd/leasewrap-etcd"}
+	kubeExe = &sibling{"leasewrap-kube", "in a checkout of leasewrap, make build builds it into bin/, or go install ./kube/cmd/leasewrap-kube"}
 )
 
 // kinds is the one table of leasewrap's kinds, in the order --help lists

@@ -15,8 +15,10 @@ import (
 	"github.com/leasewrap/leasewrap/supervisor"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version is stamped by make (-X main.version=…, from
+// packaging/version.sh); cli.ReadVersion completes it, or stands in for
+// it, with what the go command recorded (go build, go install pkg@version).
+var version string
 
 const description = `Hold a lease for the command you wrap.
 
@@ -84,9 +86,9 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		// kong interpolates the description and every help string (a
 		// regexp pass over every byte) whether or not help is shown, and
 		// these models never show it: help takes the tree.
-		return cli.Main(c, g, "", version, args, stdout, stderr, append(opts, kong.PostBuild(withoutHelp))...)
+		return cli.Main(c, g, "", cli.VersionLine("leasewrap", version, args), args, stdout, stderr, append(opts, kong.PostBuild(withoutHelp))...)
 	}
-	return cli.Main(c, g, description, version, args, stdout, stderr, opts...)
+	return cli.Main(c, g, description, cli.VersionLine("leasewrap", version, args), args, stdout, stderr, opts...)
 }
 
 // ioStreams are the process's standard output and error (cli.IO).

@@ -159,7 +159,7 @@ func TestHelplessModelsRefuseLikeTheTree(t *testing.T) {
 			var leanOut, leanErr, treeOut, treeErr strings.Builder
 			leanCode := realMain(args, &leanOut, &leanErr)
 			c := &tree{}
-			treeCode := cli.Main(c, &c.Globals, description, version, args, &treeOut, &treeErr, treeCommands()...)
+			treeCode := cli.Main(c, &c.Globals, description, cli.VersionLine("leasewrap", version, args), args, &treeOut, &treeErr, treeCommands()...)
 			if leanCode != treeCode {
 				t.Errorf("exit code: want %d (whole tree), have %d", treeCode, leanCode)
 			}

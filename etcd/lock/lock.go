@@ -378,6 +378,10 @@ func (le *Lease) Holder() string { return le.l.cfg.Holder }
 // Done is closed when our key was deleted (or the lease revoked).
 func (le *Lease) Done() <-chan struct{} { return le.c.s.Lost() }
 
+// LossCause says why Done closed (lease.LossCause): the lock's key
+// deleted or created again by another.
+func (le *Lease) LossCause() error { return le.c.s.LossCause() }
+
 // Finish releases the lock: it stops renewal for good, deletes the key if
 // its create revision is still ours, and revokes the lease. A lock whose
 // fence passed before the job ended is not settled as a success: the error

@@ -315,6 +315,10 @@ func (le *Lease) Renew(ctx context.Context) error { return le.s.Renew(ctx) }
 // replaced (watched).
 func (le *Lease) Done() <-chan struct{} { return le.s.Lost() }
 
+// LossCause says why Done closed (lease.LossCause): the record's key
+// deleted or created again by another.
+func (le *Lease) LossCause() error { return le.s.LossCause() }
+
 // Finish publishes or releases. Success (or any result with
 // PublishFailures, but one ended by a forwarded signal only with
 // PublishSignalled) is published only before res.Fence and never after a

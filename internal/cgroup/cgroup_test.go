@@ -218,7 +218,7 @@ func TestSweepRemovesWhatDeadCreatorsLeft(t *testing.T) {
 			t.Fatalf("age %s: %v", dir, err)
 		}
 	}
-	(&Group{dir: busyDead}).Add(startIn(t, base, "sleep", "30").Process.Pid)
+	moveInto(t, busyDead, startIn(t, base, "sleep", "30").Process.Pid)
 	g, err := Create(base.Dir())
 	if err != nil {
 		t.Fatal(err)
@@ -346,5 +346,14 @@ func TestLocateAgreesWithMountinfo(t *testing.T) {
 	t.Cleanup(func() { g.Close() })
 	if knownDir(g.Dir(), "/elsewhere") || knownDir(g.Dir(), "/") {
 		t.Errorf("knownDir(%s): want false for a cgroup we are not in", g.Dir())
+	}
+}
+
+// moveInto moves pid into the cgroup dir (a job is born inside its
+// cgroup; only a test moves a process in afterwards).
+func moveInto(t *testing.T, dir string, pid int) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+		t.Fatalf("move %d into %s: %v", pid, dir, err)
 	}
 }

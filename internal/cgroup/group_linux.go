@@ -60,14 +60,6 @@ func (g *Group) Dir() string { return g.dir }
 // so nothing it does between fork and exec runs outside it.
 func (g *Group) FD() int { return g.fd }
 
-// Add moves pid into the cgroup.
-func (g *Group) Add(pid int) error {
-	if err := os.WriteFile(filepath.Join(g.dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
-		return fmt.Errorf("cgroup: move %d into %s: %w", pid, g.dir, err)
-	}
-	return nil
-}
-
 // Members lists the processes of the cgroup and of every cgroup below it
 // (a nested job's). Zombies are not members: a process leaves its cgroup
 // when it exits, before it is reaped.

@@ -14,8 +14,9 @@ start=$(date +%s)
 bin=$(bash kube/scripts/build-apiserver.sh)
 echo "kube-apiserver: $bin ($(( $(date +%s) - start ))s)"
 # The benchmark (make bench-kube) is built only with -tags kubebench; it is
-# vetted and checked with that tag too, so it cannot rot unseen.
-(cd kube && go mod tidy -diff && go vet ./... && go vet -tags kubebench ./cmd/leasewrap-kube/ \
+# vetted and checked with that tag too, so it cannot rot unseen. (go.mod
+# tidiness: packaging/tidy.sh, from .ci/run.)
+(cd kube && go vet ./... && go vet -tags kubebench ./cmd/leasewrap-kube/ \
   && go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./... \
   && go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags kubebench ./cmd/leasewrap-kube/)
 # The apiserver module only pins k8s.io/kubernetes and its staging

@@ -36,7 +36,8 @@ func (c *lockRunCmd) Help() string {
 command with ETCD_LOCK_KEY, ETCD_LOCK_REV, LEASEWRAP_FENCE (the lock key's
 create revision: a fencing token), LEASEWRAP_LEASE_ID and
 LEASEWRAP_ETCD_ENDPOINTS set, renews the lease while it runs, stops it
-(SIGTERM, then SIGKILL after --kill-grace; exit 76) when the lease is lost,
+(--stop-signal, SIGTERM by default, then SIGKILL after --kill-grace; exit
+76) when the lease is lost,
 and releases the lock when it ends. --wait 0 tries once; --wait D queues
 (FIFO) for up to D.
 

@@ -111,7 +111,11 @@ func TestLockRevokeStopsJob(t *testing.T) {
 	if code := w.wait(t, 10*time.Second); code != 76 {
 		t.Fatalf("want 76 after the revoke, have %d:\n%s", code, w.out.String())
 	}
-	t.Logf("revoke -> child gone in %v, wrapper exit 76 after %v", gone, w.Ended().Sub(start))
+	// The kind's own reason (lease.LossCause or Renew's), not a generic one.
+	if out := w.out.String(); !strings.Contains(out, "was deleted at revision") && !strings.Contains(out, "expired or revoked") {
+		t.Fatalf("want the loss's reason named, have:\n%s", out)
+	}
+	t.Logf("revoke -> child gone in %v, wrapper exit 76 after %v | %s", gone, w.Ended().Sub(start), lastLineOf(w.out.String()))
 }
 
 func TestLockServerPausedFencesBeforeTTL(t *testing.T) {

@@ -30,6 +30,7 @@ type Session struct {
 	mu     sync.Mutex
 	closed bool // no renewal after Close, ever
 	lost   chan struct{}
+	cause  error // why lost closed (set before it closes)
 	once   sync.Once
 	stop   context.CancelFunc
 	wg     sync.WaitGroup
@@ -131,14 +132,18 @@ func (s *Session) Watch(key string, rev, createRev int64) {
 				if wr.CompactRevision != 0 {
 					// History compacted past next: look at the key itself.
 					if s.gone(ctx, key, createRev) {
-						s.markLost()
+						s.markLost(fmt.Errorf("etcd lease %s: its key %s is gone or was created again (seen after a compaction)", s.Hex(), key))
 						return
 					}
 					next = wr.CompactRevision
 				}
 				for _, ev := range wr.Events {
-					if ev.Type == mvccpb.DELETE || ev.Kv.CreateRevision != createRev {
-						s.markLost()
+					switch {
+					case ev.Type == mvccpb.DELETE:
+						s.markLost(fmt.Errorf("etcd lease %s: its key %s was deleted at revision %d (the lease revoked or expired, or the key removed)", s.Hex(), key, ev.Kv.ModRevision))
+						return
+					case ev.Kv.CreateRevision != createRev:
+						s.markLost(fmt.Errorf("etcd lease %s: its key %s was created again by another at revision %d", s.Hex(), key, ev.Kv.CreateRevision))
 						return
 					}
 				}
@@ -149,7 +154,7 @@ func (s *Session) Watch(key string, rev, createRev int64) {
 			// The watch ended (no leader, compaction): look, then watch
 			// again from where it stopped, after a short pause.
 			if ctx.Err() == nil && s.gone(ctx, key, createRev) {
-				s.markLost()
+				s.markLost(fmt.Errorf("etcd lease %s: its key %s is gone or was created again", s.Hex(), key))
 				return
 			}
 			select {
@@ -172,7 +177,24 @@ func (s *Session) gone(ctx context.Context, key string, createRev int64) bool {
 	return len(resp.Kvs) == 0 || resp.Kvs[0].CreateRevision != createRev
 }
 
-func (s *Session) markLost() { s.once.Do(func() { close(s.lost) }) }
+// markLost closes Lost with cause (matching lease.ErrLost) as the reason.
+func (s *Session) markLost(cause error) {
+	s.once.Do(func() {
+		s.cause = fmt.Errorf("%w: %w", lease.ErrLost, cause)
+		close(s.lost)
+	})
+}
+
+// LossCause is why Lost closed, once it has (nil before): the watched
+// key's deletion or replacement, matching lease.ErrLost.
+func (s *Session) LossCause() error {
+	select {
+	case <-s.lost:
+		return s.cause
+	default:
+		return nil
+	}
+}
 
 func (s *Session) isClosed() bool {
 	s.mu.Lock()

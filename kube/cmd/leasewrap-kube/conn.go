@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/kube/kubelease"
 )
 
@@ -90,7 +91,7 @@ func tuneRest(rc *rest.Config, timeout time.Duration) {
 		rc.Dial = (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext
 	}
 	rc.QPS, rc.Burst = 50, 100
-	rc.UserAgent = "leasewrap-kube/" + version
+	rc.UserAgent = "leasewrap-kube/" + cli.ReadVersion(version).Version
 }
 
 // The HTTP/2 health check of the client's connection: a ping after this

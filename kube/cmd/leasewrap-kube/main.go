@@ -13,8 +13,10 @@ import (
 	"github.com/leasewrap/leasewrap/cli"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version is stamped by make (-X main.version=…, from
+// packaging/version.sh); cli.ReadVersion completes it, or stands in for
+// it, with what the go command recorded (go build, go install pkg@version).
+var version string
 
 type rootCmd struct {
 	cli.Globals `embed:""`
@@ -46,5 +48,5 @@ type ioStreams = cli.IO
 
 func realMain(args []string, stdout, stderr io.Writer) int {
 	c := &rootCmd{}
-	return cli.Main(c, &c.Globals, description, version, args, stdout, stderr)
+	return cli.Main(c, &c.Globals, description, cli.VersionLine("leasewrap-kube", version, args), args, stdout, stderr)
 }

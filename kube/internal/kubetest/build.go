@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -88,7 +89,7 @@ var built struct {
 // Build builds the kube module's package pkg (for example
 // "./cmd/leasewrap-kube" or "./internal/elector") static, once per process,
 // and returns the executable's path. Executables go to a cache directory
-// (bin/ beside the API server's), replaced by rename so that processes of
+// (bin/HASH-OF-THE-CHECKOUT/ beside the API server's), replaced by rename so that processes of
 // other test binaries that run an older copy are not disturbed. A build
 // failure fails the test: the code under test does not compile.
 func Build(t testing.TB, pkg string) string {
@@ -102,7 +103,9 @@ func Build(t testing.TB, pkg string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(cacheDir(), "bin")
+	// One directory per checkout: two worktrees (or two clones) testing
+	// at once must never run each other's build.
+	dir := filepath.Join(cacheDir(), "bin", fmt.Sprintf("%016x", fnv64(root)))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -123,6 +126,13 @@ func Build(t testing.TB, pkg string) string {
 	}
 	built.paths[pkg] = dst
 	return dst
+}
+
+// fnv64 is the FNV-1a hash of s.
+func fnv64(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
 }
 
 // cacheDir is where the test executables go: $XDG_CACHE_HOME/leasewrap/kubetest

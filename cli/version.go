@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"runtime"
+	"runtime/debug"
+	"strings"
+)
+
+// commit is stamped by make (-X github.com/leasewrap/leasewrap/cli.commit=…,
+// from packaging/version.sh commit): the full commit hash, "+dirty" when the
+// tree had uncommitted changes. A workspace build (go.work) records no VCS
+// information of its own.
+var commit string
+
+// BuildVersion is what an executable knows about its own build: the
+// semantic version, the commit and the Go toolchain.
+type BuildVersion struct {
+	// Version is a semantic version: a release tag (v1.2.0), Go's
+	// pseudo-version of an untagged commit
+	// (v0.0.0-20261202003328-a2af168abcde), or "(devel)" when neither
+	// make nor the go command recorded one.
+	Version string
+	// Commit is the full commit hash with "+dirty" when the tree had
+	// uncommitted changes; empty when the build did not record it (go
+	// install pkg@version builds from a module zip, whose version alone
+	// names the source).
+	Commit string
+	// Go is the toolchain (go1.26.8) and the target (linux/amd64).
+	Go string
+}
+
+// ReadVersion combines what make stamped into the executable
+// (-X main.version=…, see packaging/version.sh) with what the go command
+// recorded itself (debug.ReadBuildInfo: the module's version, and
+// vcs.revision and vcs.modified when built in a git checkout), so that a
+// build by make, by go build in a checkout, or by go install pkg@version
+// each says something true.
+func ReadVersion(stamped string) BuildVersion {
+	v := BuildVersion{Version: stamped, Go: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		if v.Version == "" {
+			v.Version = "(devel)"
+		}
+		return v
+	}
+	if v.Version == "" {
+		v.Version = bi.Main.Version // "(devel)" for go build without VCS stamping
+	}
+	if v.Version == "" {
+		v.Version = "(devel)"
+	}
+	var rev string
+	var modified bool
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		rev, modified = commit, false
+	}
+	if rev == "" {
+		// Make stamps a version that carries the commit: a pseudo-version
+		// (…-yyyymmddhhmmss-abcdefabcdef[+dirty]) names it, and a release
+		// tag names one commit too.
+		if i := strings.LastIndexByte(strings.TrimSuffix(v.Version, "+dirty"), '-'); i >= 0 && isHex(strings.TrimSuffix(v.Version, "+dirty")[i+1:]) {
+			rev = strings.TrimSuffix(v.Version, "+dirty")[i+1:]
+			modified = strings.HasSuffix(v.Version, "+dirty")
+		}
+	}
+	if rev != "" && modified {
+		rev += "+dirty"
+	}
+	v.Commit = rev
+	return v
+}
+
+// isHex tells a 12-character commit abbreviation, as pseudo-versions end.
+func isHex(s string) bool {
+	if len(s) != 12 {
+		return false
+	}
+	for _, c := range s {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return false
+		}
+	}
+	return true
+}
+
+// String is the line --version prints:
+//
+//	leasewrap v1.2.0 (commit 0123abcd…, go1.26.8 linux/amd64)
+func (v BuildVersion) String(name string) string {
+	commit := v.Commit
+	if commit == "" {
+		commit = "not recorded"
+	}
+	return name + " " + v.Version + " (commit " + commit + ", " + v.Go + ")"
+}
+
+// Release is the version when it is a release tag (vX.Y.Z, no
+// pseudo-version, no +dirty): the version to pin a sibling at.
+func (v BuildVersion) Release() (string, bool) {
+	s := v.Version
+	if !strings.HasPrefix(s, "v") || strings.ContainsAny(s, "+") || strings.Count(s, ".") != 2 {
+		return "", false
+	}
+	for _, p := range strings.Split(s[1:], ".") {
+		if p == "" || strings.Trim(p, "0123456789") != "" {
+			return "", false
+		}
+	}
+	return s, true
+}
+
+// VersionLine is the text for kong's --version flag: name's version line
+// when args ask for it, and "" otherwise, so that a run never pays for
+// reading the build information.
+func VersionLine(name, stamped string, args []string) string {
+	if !ScanArgs(args).Version {
+		return ""
+	}
+	return ReadVersion(stamped).String(name)
+}

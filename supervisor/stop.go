@@ -1,0 +1,131 @@
+package supervisor
+
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// stopper ends a job: the stop signal once, then SIGKILL at the kill
+// deadline. The kill deadline is an absolute instant on the monotonic
+// clock, the earlier of two:
+//
+//   - the lease's: the start of its last confirmed renewal + TTL - margin
+//     (renew.Keeper.KillBy), armed for the whole run, so that a job whose
+//     lease may be another's by then is dead whatever the keeper did;
+//   - the stop's: the instant the stop became due (the lease lost, the
+//     time limit reached, the child exited with strays left) + kill grace.
+//
+// Neither is ever "now + grace" taken when a late timer finally fires: a
+// supervisor that wakes after a stall (SIGSTOP, a paused VM) acts on what
+// is due by now, and one that wakes past the kill deadline SIGKILLs at
+// once. (The fence, the stop signal due when no renewal was confirmed in
+// time, is the keeper's own timer.)
+type stopper struct {
+	job   *jobHold
+	sig   unix.Signal   // the stop signal (--stop-signal)
+	grace time.Duration // between the stop signal and SIGKILL
+	// leaseKillBy is the lease's kill deadline; nil or the zero Time for
+	// a lease without TTL.
+	leaseKillBy func() time.Time
+
+	stopping bool      // the stop signal was sent
+	killBy   time.Time // the stop's own kill deadline, once stopping
+	killed   bool      // SIGKILL was sent
+	timer    *time.Timer
+	armedAt  time.Time // what timer is set for
+}
+
+func newStopper(job *jobHold, sig unix.Signal, grace time.Duration, leaseKillBy func() time.Time) *stopper {
+	s := &stopper{job: job, sig: sig, grace: grace, leaseKillBy: leaseKillBy}
+	s.arm()
+	return s
+}
+
+// C delivers when the kill deadline armed may have come (nil: none).
+func (s *stopper) C() <-chan time.Time {
+	if s.timer == nil {
+		return nil
+	}
+	return s.timer.C
+}
+
+// close disarms the timer: no signal may reach a job id that could be
+// reused once the job is over.
+func (s *stopper) close() {
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+}
+
+// stop asks the job to stop, a stop that became due at due: the stop
+// signal (and SIGCONT, so that a stopped member sees it), and SIGKILL at
+// the kill deadline, at once if it has passed. With now, or no kill
+// grace, SIGKILL at once.
+func (s *stopper) stop(due time.Time, now bool) {
+	if s.killed {
+		return
+	}
+	if now || s.grace == 0 {
+		s.kill()
+		return
+	}
+	if !s.stopping {
+		s.stopping = true
+		s.killBy = due.Add(s.grace)
+		s.job.signal(s.sig)
+		s.job.signal(unix.SIGCONT)
+	}
+	s.due()
+}
+
+// due acts on what is due by now: SIGKILL once a kill deadline has
+// passed, else the timer armed for the next. expired reports that it was
+// the lease's deadline that passed.
+func (s *stopper) due() (expired bool) {
+	if s.killed {
+		return false
+	}
+	now := time.Now()
+	if lk := s.lease(); !lk.IsZero() && !now.Before(lk) {
+		s.kill()
+		return true
+	}
+	if s.stopping && !now.Before(s.killBy) {
+		s.kill()
+		return false
+	}
+	s.arm()
+	return false
+}
+
+func (s *stopper) lease() time.Time {
+	if s.leaseKillBy == nil {
+		return time.Time{}
+	}
+	return s.leaseKillBy()
+}
+
+func (s *stopper) kill() {
+	s.killed = true
+	s.job.signal(unix.SIGKILL)
+	s.close()
+}
+
+// arm sets the timer for the earliest kill deadline (the lease's moves
+// later with each renewal: the timer then fires early and is set again).
+func (s *stopper) arm() {
+	at := s.lease()
+	if s.stopping && (at.IsZero() || s.killBy.Before(at)) {
+		at = s.killBy
+	}
+	if at.IsZero() || at.Equal(s.armedAt) && s.timer != nil {
+		return
+	}
+	s.armedAt = at
+	if s.timer == nil {
+		s.timer = time.NewTimer(time.Until(at))
+		return
+	}
+	s.timer.Reset(time.Until(at))
+}
