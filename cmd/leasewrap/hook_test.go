@@ -234,3 +234,18 @@ func TestHookNotRunWithoutTheLease(t *testing.T) {
 	os.WriteFile(gone, nil, 0o644)
 	holder.wait(t)
 }
+
+// TestHookOnExitAfterTimeout: a job stopped at --timeout is over before
+// on-exit runs, which says timeout and leasewrap's 124.
+func TestHookOnExitAfterTimeout(t *testing.T) {
+	dir := t.TempDir()
+	lock, pidFile, seen := filepath.Join(dir, "job.lock"), filepath.Join(dir, "job.pid"), filepath.Join(dir, "seen")
+	code, p := runLW(t, nil, "flock", "run", lock, "--timeout", "300ms", "--kill-grace", "200ms", "--on-exit", testutil.OnExitProbe(pidFile, seen),
+		"--", "sh", "-c", "echo $$ > "+pidFile+"; exec sleep 30")
+	if code != 124 {
+		t.Fatalf("want 124, have %d\n%s", code, &p.stderr)
+	}
+	if b, _ := os.ReadFile(seen); string(b) != "timeout 124 dead\n" {
+		t.Fatalf("on-exit: want \"timeout 124 dead\", have %q\n%s", b, &p.stderr)
+	}
+}
