@@ -125,6 +125,13 @@ func (r *runner) attemptLoop(ctx context.Context, j *job) (*acquired, error) {
 	log := r.cfg.Logger.With("kind", j.locker.Kind(), "key", j.locker.Key())
 	began := time.Now()
 	deadline := began.Add(wait)
+	if _, ok := j.locker.(lease.Anchor); ok && wait > 0 {
+		// A stopped child may wait with us (prestart_linux.go): ptrace
+		// answers only the thread that started it.
+		unlock := lockThread()
+		defer unlock()
+		defer j.dropPending()
+	}
 	var w lease.Wake
 	if n, ok := j.locker.(lease.Notifier); ok && wait > 0 {
 		var err error
@@ -257,24 +264,28 @@ func (r *runner) attempt(ctx context.Context, j *job) (*acquired, error) {
 		return r.startUnder(ctx, j, ls, at)
 	}
 
-	// Visibly held: no stopped child to start and kill.
+	// Visibly held: no stopped child to start and kill, unless a waiter
+	// starts the one it will hand the lease to (prestart_linux.go).
 	if err := an.Probe(ctx); err != nil {
+		if errors.Is(err, lease.ErrHeld) && r.cfg.Wait > 0 {
+			r.prestart(j, an)
+		}
 		return nil, err
 	}
 	unlock := lockThread()
 	defer unlock()
-	h := inherit.Handover{Kind: j.locker.Kind(), Key: j.locker.Key(), Holder: an.Holder()}
-	ch, err := r.startStopped(j, h)
+	ch, err := r.stoppedChild(j, an)
 	if err != nil {
 		return nil, err
-	}
-	if j.hold != nil {
-		j.hold.started(ch)
 	}
 	fault.Point("supervisor.after-start-before-anchor")
 	at := time.Now()
 	ls, err := an.AcquireAnchored(ctx, ch.pid)
 	if err != nil {
+		if errors.Is(err, lease.ErrHeld) && r.cfg.Wait > 0 && tracedPdeathsig {
+			j.pending = ch // it waits for the next attempt (prestart_linux.go)
+			return nil, err
+		}
 		ch.kill()
 		return nil, err
 	}

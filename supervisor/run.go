@@ -59,6 +59,10 @@ type job struct {
 	argv   []string
 	path   string   // argv[0] resolved in PATH
 	hold   *jobHold // what holds the job together, for every attempt's child
+	// pending is an anchored kind's stopped child, started while the
+	// lease was held so that a hand-over does not wait for its start
+	// (prestart_linux.go); nil otherwise.
+	pending *child
 }
 
 // acquired is the outcome of the acquisition phase: a held lease and a

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/leasewrap/leasewrap/internal/eintr"
+	"github.com/leasewrap/leasewrap/internal/memtrim"
 
 	"github.com/leasewrap/leasewrap/internal/cgroup"
 )
@@ -142,6 +143,7 @@ func runGuard(pgidv, fdv string) int {
 		fmt.Fprintf(os.Stderr, "leasewrap: job guard started wrongly (%s=%q %s=%q)\n", guardEnv, pgidv, guardFDEnv, fdv)
 		return exitGateBroken
 	}
+	memtrim.Idle() // it waits for the job's whole life: keep little resident
 	var b [1]byte
 	if n, _ := eintr.Retry2(func() (int, error) { return unix.Read(fd, b[:]) }); n == 1 && b[0] == 'd' {
 		return 0

@@ -105,7 +105,7 @@ func main() {
 		runFlags = strings.Fields(v)
 		return nil
 	})
-	sections := flag.String("sections", "startup,seeds,overhead,handover,takeover,contention,footprint,scale,renewals", "comma-separated sections to run")
+	sections := flag.String("sections", "startup,seeds,overhead,handover,idioms,takeover,contention,footprint,scale,renewals", "comma-separated sections to run")
 	quick := flag.Bool("quick", false, "shorter runs (footprint 10 s, fewer scale sizes, 100 renewing wrappers, 40 seeds rounds)")
 	honest := flag.Duration("honest", 60*time.Second, "length of the footprint run with the default renewal period (0 skips it)")
 	renewers := flag.Int("renewers", 1000, "concurrent renewing wrappers in the renewals section")
@@ -148,6 +148,8 @@ func main() {
 			overhead(e)
 		case "handover":
 			handover(e)
+		case "idioms":
+			handoverIdioms(e)
 		case "takeover":
 			takeover(e)
 		case "contention":

@@ -37,8 +37,9 @@ flock(1)'s flags mean what they mean there: -n (the default: try once),
 -o, -u and -F are refused (the command holds the lock; leasewrap stays).
 Differences: a held lock exits 75 (flock(1): 1); PATH must be a regular file
 (a symlink, directory, FIFO, device or second hard link at PATH is refused,
-where flock(1) follows or locks it); a waiter reacts to a release within
-milliseconds as flock(1) does, by watching the file, not by blocking.
+where flock(1) follows or locks it). A waiter blocks in flock(2) as
+flock(1) -w does, so it takes the lock the moment the holder closes or
+unlocks (flock -u) it.
 
 --slots N allows N holders at once: slot 0 is PATH itself, slot i is PATH.i
 (a runner pool: leasewrap flock run /var/lock/build.lock --slots 3 --wait 1h

@@ -131,29 +131,20 @@ func (l *Locker) acquireWaitOnce(ctx context.Context) (le lease.Lease, requeue b
 	if c.owner != nil && c.owner.CreateRevision != c.myRev {
 		wl := waitlog.New(l.cfg.Logger, l.cfg.ReportEvery, Kind, l.cfg.Name)
 		l.report(ctx, c, wl)
-		if err := l.waitTurnAlive(ctx, c, wl); err != nil {
+		rev, err := l.waitTurnAlive(ctx, c, wl)
+		if err != nil {
 			c.abandon()
-			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+			switch {
+			case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
 				return nil, false, l.heldError(string(c.owner.Key), "not acquired within --wait")
-			}
-			if errors.Is(err, lease.ErrLost) {
-				return nil, true, err // our queue lease is gone: queue again
-			}
-			return nil, false, err
-		}
-		// Our turn: our own key must still exist (a session that expired
-		// while waiting must not hold the lock), as client 3.5+ checks.
-		resp, err := l.cfg.Client.Get(ctx, c.key)
-		if err != nil || len(resp.Kvs) == 0 || resp.Kvs[0].CreateRevision != c.myRev {
-			c.abandon()
-			if err == nil {
-				return nil, true, fmt.Errorf("lock %q: our queue key %s vanished while waiting (lease revoked or expired)", l.cfg.Name, c.key)
-			} else if ctx.Err() != nil {
+			case errors.Is(err, lease.ErrLost), errors.Is(err, errVanished):
+				return nil, true, err // our queue lease or key is gone: queue again
+			case ctx.Err() != nil:
 				return nil, false, ctxError(ctx, l.heldError(string(c.owner.Key), "not acquired within --wait"))
 			}
 			return nil, false, conn.Classify(err)
 		}
-		hdrRev = resp.Header.Revision
+		hdrRev = rev
 	}
 	le, err = l.held(ctx, c, hdrRev)
 	return le, false, err
@@ -224,10 +215,16 @@ func (l *Locker) enqueue(ctx context.Context) (*contender, error) {
 	return c, nil
 }
 
+// errVanished is our queue key gone while we waited (its lease revoked or
+// expired, the key deleted): a session that expired while waiting must
+// not hold the lock, as client 3.5+ checks.
+var errVanished = errors.New("our queue key vanished while waiting (lease revoked or expired)")
+
 // waitTurnAlive waits for our turn while keeping our queue key's lease
 // alive (one keep-alive every third of the TTL; no fence applies yet: the
-// lock is not held). A lease lost while waiting ends the wait.
-func (l *Locker) waitTurnAlive(ctx context.Context, c *contender, wl *waitlog.Log) error {
+// lock is not held), and returns the revision of the read that found it.
+// A lease lost while waiting ends the wait.
+func (l *Locker) waitTurnAlive(ctx context.Context, c *contender, wl *waitlog.Log) (int64, error) {
 	wctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	done := make(chan struct{})
@@ -248,38 +245,48 @@ func (l *Locker) waitTurnAlive(ctx context.Context, c *contender, wl *waitlog.Lo
 			}
 		}
 	}()
-	err := l.waitTurn(wctx, c, wl)
+	rev, err := l.waitTurn(wctx, c, wl)
 	if cause := context.Cause(wctx); err != nil && errors.Is(cause, lease.ErrLost) {
-		return cause
+		return 0, cause
 	}
 	cancel(nil)
-	return err
+	return rev, err
 }
 
-// waitTurn waits until no key under the prefix was created before ours:
-// it watches the last one created before ours until it is deleted, and
-// repeats. Each look at the queue is logged at debug level; when a report
-// is due (wl), the watch is left to say whom it waits for, then resumed.
-func (l *Locker) waitTurn(ctx context.Context, c *contender, wl *waitlog.Log) error {
+// waitTurn waits until no key under the prefix was created before ours
+// while ours still exists: it watches the last one created before ours
+// until it is deleted, and repeats. Each look is one transaction that
+// reads the key ahead only if our own key is still ours, so the hand-over
+// costs one round trip after the delete event (it took two: the queue,
+// then our key). It returns that read's revision, or errVanished. Each
+// look at the queue is logged at debug level; when a report is due (wl),
+// the watch is left to say whom it waits for, then resumed.
+func (l *Locker) waitTurn(ctx context.Context, c *contender, wl *waitlog.Log) (int64, error) {
 	cli := l.cfg.Client
+	ours := clientv3.Compare(clientv3.CreateRevision(c.key), "=", c.myRev)
+	ahead := clientv3.OpGet(l.pfx, append(clientv3.WithLastCreate(), clientv3.WithMaxCreateRev(c.myRev-1))...)
 	for {
-		pred, err := cli.Get(ctx, l.pfx, append(clientv3.WithLastCreate(), clientv3.WithMaxCreateRev(c.myRev-1))...)
+		resp, err := cli.Txn(ctx).If(ours).Then(ahead).Commit()
 		if err != nil {
-			return err
+			return 0, err
 		}
-		if len(pred.Kvs) == 0 {
-			return nil
+		if !resp.Succeeded {
+			return 0, fmt.Errorf("lock %q: queue key %s: %w", l.cfg.Name, c.key, errVanished)
 		}
-		wl.Attempt("lock queue: waiting for the key ahead of ours to be deleted", "ahead", string(pred.Kvs[0].Key), "ours", c.key)
+		pred := resp.Responses[0].GetResponseRange().Kvs
+		if len(pred) == 0 {
+			return resp.Header.Revision, nil
+		}
+		wl.Attempt("lock queue: waiting for the key ahead of ours to be deleted", "ahead", string(pred[0].Key), "ours", c.key)
 		for {
 			rctx, cancel := context.WithDeadline(ctx, wl.Next())
-			err := waitDelete(rctx, cli, string(pred.Kvs[0].Key), pred.Header.Revision)
+			err := waitDelete(rctx, cli, string(pred[0].Key), resp.Header.Revision)
 			cancel()
 			if err == nil {
 				break // deleted, or the watch ended: read the queue again
 			}
 			if ctx.Err() != nil {
-				return err
+				return 0, err
 			}
 			l.report(ctx, c, wl) // a report was due
 		}

@@ -12,6 +12,14 @@
 // file's contents are never read or written, and the file is never
 // removed.
 //
+// A waiter blocks in flock(2) on that same open file description, as
+// flock(1) -w does (Locker.Notify): the kernel grants it the lock the
+// moment the holder closes its descriptor or unlocks it with LOCK_UN
+// (flock -u), which no file event shows. A waiter that gives up abandons
+// the blocked call (Go restarts it after a signal, so it cannot be
+// cancelled); a grant that comes after that is released at once by the
+// call's own close of its duplicate descriptor.
+//
 // Unlike flock(1), the last component of the path is never followed when
 // it is a symbolic link, a FIFO there never blocks the open, and only a
 // regular file with exactly one link is locked (no directory, no device):

@@ -15,7 +15,6 @@ import (
 	"github.com/leasewrap/leasewrap/internal/procstat"
 	"github.com/leasewrap/leasewrap/internal/safefile"
 	"github.com/leasewrap/leasewrap/lease"
-	"github.com/leasewrap/leasewrap/lease/fswatch"
 )
 
 // Kind is the kind's name (LEASEWRAP_KIND).
@@ -36,7 +35,8 @@ type Config struct {
 
 // Locker takes the flock of one file. It opens the file at its first
 // attempt and keeps it open across attempts (as flock(1) -w does), so a
-// waiter's retries open and close nothing that would wake other waiters.
+// waiter's retries open and close nothing that would wake other waiters,
+// and a waiter blocks in flock(2) on that same descriptor (Notify).
 // Close releases a descriptor no lease took over. A Locker is not safe for
 // concurrent use.
 type Locker struct {
@@ -133,13 +133,6 @@ func (l *Locker) Close() error {
 	err := l.f.Close()
 	l.f = nil
 	return err
-}
-
-// Notify watches the lock file's name: its holder's last close (a flock(1)
-// or leasewrap holder opens it read-only) and its removal or replacement.
-// The holder's pid, when the contention error names one, is watched too.
-func (l *Locker) Notify(ctx context.Context) (lease.Wake, error) {
-	return fswatch.New([]fswatch.Watch{{Dir: filepath.Dir(l.path), Names: []string{filepath.Base(l.path)}, Reads: true}})
 }
 
 // held is the contention error, naming what /proc/locks knows.

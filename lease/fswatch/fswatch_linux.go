@@ -23,10 +23,6 @@ import (
 type Watch struct {
 	Dir   string
 	Names []string
-	// Reads also wakes on the last close of a read-only open file
-	// description of a watched name (IN_CLOSE_NOWRITE): when a flock(1)
-	// holder, which opens its lock file read-only, lets go.
-	Reads bool
 }
 
 // Watcher wakes a waiter when a lease may have become free: a watched
@@ -66,11 +62,7 @@ func New(ws []Watch) (*Watcher, error) {
 		return w, nil // inotify unavailable (limits): poll instead
 	}
 	for _, x := range ws {
-		mask := uint32(watchMask)
-		if x.Reads {
-			mask |= unix.IN_CLOSE_NOWRITE
-		}
-		wd, err := unix.InotifyAddWatch(fd, x.Dir, mask)
+		wd, err := unix.InotifyAddWatch(fd, x.Dir, watchMask)
 		if err != nil {
 			continue
 		}

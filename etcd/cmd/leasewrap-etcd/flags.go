@@ -131,5 +131,6 @@ func (f *runFlags) config(l lease.Locker, logger *slog.Logger) supervisor.Config
 	// one, plays the job guard (both call supervisor.Gate first) without
 	// the etcd client's memory; "" uses this executable.
 	cfg.HelperExe = cli.Beside("leasewrap")
+	cli.TrimWhenStarted(&cfg) // a sidecar: little resident while it renews
 	return cfg
 }

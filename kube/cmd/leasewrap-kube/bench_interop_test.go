@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasewrap/leasewrap/internal/procstat"
 	"github.com/leasewrap/leasewrap/kube/internal/kubetest"
 )
 
@@ -207,43 +206,13 @@ func countAudit(t *testing.T, path, user string, from, to time.Time) int {
 }
 
 // rssKB is VmRSS of pid in kB.
-func rssKB(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
-			n, _ := strconv.Atoi(f[1])
-			return n
-		}
-	}
-	return 0
-}
+func rssKB(pid int) int { return status(pid, "VmRSS:") }
 
 // treeRSSKB sums VmRSS over pid and its descendants, leaving out the test
 // job (`elector job`) when skipJob: leasewrap-kube with its job guard.
 func treeRSSKB(pid int, skipJob bool) int {
-	entries, _ := os.ReadDir("/proc")
-	parent := map[int]int{}
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if st, err := procstat.Read(p); err == nil {
-			parent[p] = st.PPID
-		}
-	}
 	total := 0
-	for p := range parent {
-		q := p
-		for q != pid && q > 1 {
-			q = parent[q]
-		}
-		if q != pid {
-			continue
-		}
+	for _, p := range tree(pid) {
 		argv, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
 		if a := strings.Split(string(argv), "\x00"); skipJob && len(a) > 1 && filepath.Base(a[0]) == "elector" && a[1] == "job" {
 			continue

@@ -141,6 +141,7 @@ func (c *runCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	// plays the job guard (both call supervisor.Gate first) without
 	// client-go's memory; "" uses this executable.
 	cfg.HelperExe = cli.Beside("leasewrap")
+	cli.TrimWhenStarted(&cfg) // a sidecar: little resident while it renews
 	err = c.Supervise(ctx, cfg)
 	if errors.Is(err, kubelease.ErrNoNamespace) {
 		// The configuration names a namespace that is not there, as an

@@ -1,0 +1,5 @@
+package memtrim
+
+// leasewrap is Linux-only: on another OS this import fails the build with
+// one message saying so (see internal/linuxonly).
+import _ "github.com/leasewrap/leasewrap/internal/linuxonly"
