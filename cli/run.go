@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -28,6 +29,11 @@ type RunFlags struct {
 	Subreaper        bool          `help:"Reap orphaned descendants like tini, so the job's strays stay leasewrap's children (--no-subreaper to turn off; always on as PID 1)." default:"true" negatable:""`
 	LeaveStrays      bool          `help:"Settle the lease as soon as the child exits, leaving the rest of its process group running (unprotected by the lease)."`
 	Job              string        `help:"What holds the job together: cgroup (a cgroup v2 of its own: nothing it starts can leave it), pgroup (its process group: setsid leaves it) or auto (cgroup where one can be created, else pgroup)." enum:"auto,cgroup,pgroup" default:"auto"`
+	Splay            time.Duration `help:"Before the first attempt to acquire, wait a delay in [0, D) fixed per host and key (a hash, steady from run to run), so a fleet firing the same minute does not reach the lease's backend at once; not part of --wait; a signal meanwhile exits 128+N." default:"0s" placeholder:"D"`
+	OnStart          string        `help:"Run CMD by /bin/sh -c once the lease is held, before the command starts (the lease is kept meanwhile), with the command's LEASEWRAP_* environment and LEASEWRAP_OUTCOME=started. A ping: --on-start 'curl -fsS -m 10 --retry 3 URL/start'." placeholder:"CMD"`
+	OnExit           string        `help:"Run CMD by /bin/sh -c once the job is over and its lease settled, with LEASEWRAP_OUTCOME (ran, lost, timeout, error), LEASEWRAP_EXIT_CODE (leasewrap's exit status) and LEASEWRAP_DURATION_SECONDS. Neither hook runs when the lease was never held. A ping: --on-exit 'curl -fsS -m 10 --retry 3 URL/$LEASEWRAP_EXIT_CODE'." placeholder:"CMD"`
+	HookTimeout      time.Duration `help:"Kill a hook (its process group) still running after this long; its failure is logged and changes nothing else. The default leaves room for curl -m 10 --retry 3 (47s)." default:"1m"`
+	Slots            Slots         `help:"At most N holders at once: N leases of the kind, slot 0 the one named, slot i the same name with .i (flock) or -i (lock, kube); the command learns its slot as LEASEWRAP_SLOT. claim, reserve, session and once hold one per key and refuse any other N." default:"1" placeholder:"N"`
 	ObserveFlags     `embed:""`
 
 	line verbLine // the raw command line, for Check's messages (BeforeApply)
@@ -84,7 +90,7 @@ func (f *RunFlags) Check(ttl time.Duration) error {
 	if !f.graceGiven {
 		f.KillGrace = DefaultKillGrace(ttl)
 	}
-	if f.Wait < 0 || f.KillGrace < 0 || f.RenewEvery < 0 || f.Timeout < 0 {
+	if f.Wait < 0 || f.Splay < 0 || f.HookTimeout < 0 || f.KillGrace < 0 || f.RenewEvery < 0 || f.Timeout < 0 {
 		return fmt.Errorf("%w: durations must not be negative", ErrUsage)
 	}
 	if f.RenewEvery != 0 && f.RenewEvery < MinRenewEvery {
@@ -112,6 +118,11 @@ func (f *RunFlags) Config(l lease.Locker, logger *slog.Logger) supervisor.Config
 		Locker:      l,
 		Argv:        f.Command,
 		Wait:        f.Wait,
+		Splay:       f.Splay,
+		OnStart:     f.OnStart,
+		OnExit:      f.OnExit,
+		HookTimeout: f.HookTimeout,
+		ExitCode:    f.exitCode,
 		KillGrace:   f.KillGrace,
 		Timeout:     f.Timeout,
 		StopSignal:  stopSignal(f.StopSignal),
@@ -122,6 +133,24 @@ func (f *RunFlags) Config(l lease.Locker, logger *slog.Logger) supervisor.Config
 		Logger:      logger,
 		ExitAfter:   true, // main exits with Run's outcome
 	}
+}
+
+// OneHolder refuses --slots other than 1 for a kind whose protocol
+// defines one holder per key; why says so in the kind's words.
+func (f *RunFlags) OneHolder(why string) error {
+	if f.Slots.N() != 1 {
+		return fmt.Errorf("%w: --slots %d: %s; run N keys instead (or use flock, lock or kube, which take --slots)", ErrUsage, f.Slots.N(), why)
+	}
+	return nil
+}
+
+// exitCode is the status Main exits with for a run's outcome (the on-exit
+// hook's LEASEWRAP_EXIT_CODE).
+func (f *RunFlags) exitCode(res supervisor.Result, err error) int {
+	if err != nil {
+		return ExitCode(err, io.Discard)
+	}
+	return RunExitCode(res, f.ConflictExitCode)
 }
 
 // Supervise runs cfg's command under its lease and returns a *Report to

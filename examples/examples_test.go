@@ -5,14 +5,19 @@ package examples_test
 import (
 	"bufio"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 var binDir string // holds leasewrap and gochild, built once
@@ -188,13 +193,22 @@ func (s *cronScratch) waitReady(t *testing.T) {
 // and a reservation's later fire replays, silently.
 func TestCrontab(t *testing.T) {
 	cmds := crontabCommands(t)
-	if len(cmds) != 4 {
-		t.Fatalf("want 4 crontab entries, have %d", len(cmds))
+	if len(cmds) != 5 {
+		t.Fatalf("want 5 crontab entries, have %d", len(cmds))
 	}
 	for _, c := range cmds {
 		t.Run(strings.Fields(c)[2], func(t *testing.T) {
 			s := newCronScratch(t)
 			line := s.r.Replace(c)
+			var pings *pingLog
+			if strings.Contains(line, "hc-ping.com") {
+				_, err := exec.LookPath("curl")
+				testutil.Need(t, "curl", err)
+				// The ping URL is a loopback server's; the splay is cut
+				// to milliseconds (its delay is tested in cmd/leasewrap).
+				pings = newPingLog(t)
+				line = strings.NewReplacer("https://hc-ping.com", pings.URL, "--splay 10m", "--splay 10ms").Replace(line)
+			}
 			os.WriteFile(s.block, nil, 0o644)
 			first := cronFire(line, s.home)
 			var firstOut strings.Builder
@@ -225,6 +239,11 @@ func TestCrontab(t *testing.T) {
 			if n := s.runs(); n != want {
 				t.Fatalf("%s\nwant the job run %d times, have %d", line, want, n)
 			}
+			if pings != nil {
+				if have, want := pings.String(), "/UUID/start /UUID/0 /UUID/start /UUID/0"; have != want {
+					t.Fatalf("%s\nwant the pings %q (none for the skipped fire), have %q", line, want, have)
+				}
+			}
 			if strings.Contains(line, "--metrics-file") { // two runs, the overlapping fire a skip
 				b, _ := os.ReadFile(filepath.Join(s.home, "node_exporter", "textfile", "sync-data.prom"))
 				for _, want := range []string{`leasewrap_runs_total{name="sync-data",kind="flock",outcome="success"} 2`, `leasewrap_skips_total{name="sync-data",kind="flock",reason="held"} 1`} {
@@ -235,6 +254,31 @@ func TestCrontab(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pingLog is a loopback HTTP server that records the paths it is pinged
+// on, in order.
+type pingLog struct {
+	*httptest.Server
+	mu    sync.Mutex
+	paths []string
+}
+
+func newPingLog(t *testing.T) *pingLog {
+	p := &pingLog{}
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		p.paths = append(p.paths, r.URL.Path)
+		p.mu.Unlock()
+	}))
+	t.Cleanup(p.Close)
+	return p
+}
+
+func (p *pingLog) String() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.Join(p.paths, " ")
 }
 
 // TestCrontabLossPrintsOneLine: a claim line whose claim is removed while

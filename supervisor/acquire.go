@@ -242,7 +242,7 @@ func (r *runner) queued(ctx context.Context, j *job, q lease.Queuer) (*acquired,
 				return nil, err
 			}
 		}
-		a, err := r.startUnder(j, ls, at)
+		a, err := r.startUnder(ctx, j, ls, at)
 		if err != nil && errors.Is(err, lease.ErrHeld) && qctx.Err() == nil && ctx.Err() == nil {
 			// startUnder settled the lease as never run (a late start).
 			r.cfg.Logger.Info("lease granted too late to start the command; waiting again", "kind", j.locker.Kind(), "key", j.locker.Key(), "reason", err.Error())
@@ -261,7 +261,7 @@ func (r *runner) attempt(ctx context.Context, j *job) (*acquired, error) {
 		if err != nil {
 			return nil, err
 		}
-		return r.startUnder(j, ls, at)
+		return r.startUnder(ctx, j, ls, at)
 	}
 
 	// Visibly held: no stopped child to start and kill, unless a waiter
@@ -310,6 +310,11 @@ func (r *runner) attempt(ctx context.Context, j *job) (*acquired, error) {
 			r.cfg.Logger.Warn("could not clear the command's parent-death signal; it will not outlive leasewrap", "pid", ch.pid, "err", err)
 		}
 	}
+	if at, err = r.onStart(ctx, j, ls, at); err != nil {
+		ch.kill()
+		r.undo(j, ls, err)
+		return nil, err
+	}
 	if err := ch.release(); err != nil {
 		ch.kill()
 		r.undo(j, ls, err)
@@ -322,7 +327,7 @@ func (r *runner) attempt(ctx context.Context, j *job) (*acquired, error) {
 // startUnder starts j's command running under ls, a lease taken before the
 // child exists (at: the monotonic start of the attempt that took it). The
 // lease is settled as never run if the command cannot start.
-func (r *runner) startUnder(j *job, ls lease.Lease, at time.Time) (*acquired, error) {
+func (r *runner) startUnder(ctx context.Context, j *job, ls lease.Lease, at time.Time) (*acquired, error) {
 	fault.Point("supervisor.after-acquire-before-start")
 	if err := r.cfg.ValidateTiming(ls.TTL()); err != nil {
 		r.undo(j, ls, err)
@@ -332,13 +337,17 @@ func (r *runner) startUnder(j *job, ls lease.Lease, at time.Time) (*acquired, er
 		r.undo(j, ls, err)
 		return nil, err
 	}
+	var err error
+	if at, err = r.onStart(ctx, j, ls, at); err != nil {
+		r.undo(j, ls, err)
+		return nil, err
+	}
 	h := inherit.Handover{Kind: j.locker.Kind(), Key: j.locker.Key(), Holder: ls.Holder(), Env: ls.Env()}
 	if f, ok := ls.(lease.FileHolder); ok {
 		h.File = f.File()
 	}
 	cmd := r.prepare(j, h)
 	var ch *child
-	var err error
 	if lease.DiesWithLeasewrap(ls, false) {
 		var exe string
 		if exe, err = r.helperExe("job guard"); err == nil {

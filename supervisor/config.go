@@ -42,6 +42,14 @@ type Config struct {
 
 	// Wait is how long to keep trying to acquire a held lease; 0 tries once.
 	Wait time.Duration
+	// Splay, if positive, delays the first attempt to acquire by
+	// SplayOffset(host, kind, key, Splay), so that a fleet firing the same
+	// minute does not reach the backend at once. It is not part of Wait; a
+	// terminating signal during it aborts the run (Aborted).
+	Splay time.Duration
+	// SplayHost replaces the host name in the splay's offset ("" = the
+	// host name).
+	SplayHost string
 	// KillGrace is the time between the stop signal (StopSignal) and
 	// SIGKILL when the job must be stopped (the lease was lost, the time
 	// limit reached, or strays are left after the child exited). Zero
@@ -90,6 +98,21 @@ type Config struct {
 	// under the lease Pre.Handover makes of Pre's lease (without a gap) or,
 	// without Handover, the lease Locker acquires.
 	Pre *Step
+	// OnStart and OnExit, if set, are hooks run by /bin/sh -c with the
+	// lease's environment plus LEASEWRAP_OUTCOME (and, on exit,
+	// LEASEWRAP_EXIT_CODE and LEASEWRAP_DURATION_SECONDS): OnStart once the
+	// lease is held, before the command starts, while the lease is kept;
+	// OnExit once the lease of a run that held it was settled. Neither runs
+	// for a run that never held the lease (held by another, replayed,
+	// aborted). A hook that fails or hangs is logged and changes nothing
+	// else; it is killed (its process group) at HookTimeout.
+	OnStart, OnExit string
+	// HookTimeout bounds each hook; 0 is DefaultHookTimeout.
+	HookTimeout time.Duration
+	// ExitCode, if set, is the status leasewrap exits with for a run's
+	// outcome (LEASEWRAP_EXIT_CODE of the on-exit hook); nil uses
+	// Result.ExitCode.
+	ExitCode func(Result, error) int
 	// Logger receives one line per event that matters; nil discards.
 	Logger *slog.Logger
 	// OnEvent, if set, is called synchronously from the supervisor's
@@ -144,7 +167,7 @@ func (c Config) Validate() error {
 	if c.Pre != nil && (c.Pre.Locker == nil || len(c.Pre.Argv) == 0 || c.Pre.Argv[0] == "") {
 		return errors.New("supervisor: a pre-step needs a lease kind and a command")
 	}
-	if c.Wait < 0 || c.KillGrace < 0 || c.RenewPeriod < 0 || c.FinishTimeout < 0 || c.Timeout < 0 {
+	if c.Wait < 0 || c.Splay < 0 || c.HookTimeout < 0 || c.KillGrace < 0 || c.RenewPeriod < 0 || c.FinishTimeout < 0 || c.Timeout < 0 {
 		return errors.New("supervisor: durations must not be negative")
 	}
 	if c.StopSignal < 0 || c.StopSignal > 64 || c.StopSignal == syscall.SIGKILL || c.StopSignal == syscall.SIGSTOP {

@@ -12,10 +12,12 @@ const (
 	EventStarted                       // PID of the child
 	EventLost                          // Err = why
 	EventFinished                      // the lease was settled (or failed to settle: Err)
+	EventSplay                         // the start is delayed by Latency (--splay) before the first attempt
 )
 
 var eventNames = [...]string{EventWaiting: "waiting", EventAcquired: "acquired", EventRenewed: "renewed",
-	EventStarted: "started", EventLost: "lost", EventFinished: "finished"}
+	EventStarted: "started", EventLost: "lost", EventFinished: "finished",
+	EventSplay: "splay"}
 
 func (t EventType) String() string {
 	if int(t) < len(eventNames) && eventNames[t] != "" {

@@ -73,6 +73,9 @@ type Result struct {
 	// Waited is how long acquiring took (including a pre-step); Runtime
 	// how long the command ran.
 	Waited, Runtime time.Duration
+	// Splayed is how long the start was delayed by Config.Splay (not part
+	// of Waited).
+	Splayed time.Duration
 }
 
 // ErrWaitTimeout reports that the lease was not acquired within the wait

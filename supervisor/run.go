@@ -44,6 +44,8 @@ type runner struct {
 	// waitReport is how often a waiter says again whom it waits for
 	// (waitReportEvery; tests shorten it).
 	waitReport time.Duration
+	// splayed is how long the start was delayed (Config.Splay).
+	splayed time.Duration
 	// watchGate, when set (tests only), runs before each turn of the
 	// acquisition's signal watcher, so a test can hold it back until the
 	// attempt has returned.
@@ -165,9 +167,18 @@ func withDefaults(c Config) Config {
 }
 
 func (r *runner) run(ctx context.Context) (Result, error) {
+	res, err := r.runSplayed(ctx)
+	res.Splayed = r.splayed
+	return res, err
+}
+
+func (r *runner) runSplayed(ctx context.Context) (Result, error) {
+	var err error
+	if r.splayed, err = r.splay(ctx); err != nil {
+		return notAcquired(err)
+	}
 	start := time.Now()
 	var a *acquired
-	var err error
 	if r.pre != nil {
 		var res Result
 		if a, res, err = r.runPre(ctx); a == nil {
@@ -181,6 +192,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	}
 	res, err := r.runJob(ctx, r.main, a)
 	res.Waited = a.at.Sub(start)
+	r.onExit(ctx, r.main, a.lease, res, err)
 	return res, err
 }
 
@@ -227,7 +239,7 @@ func (r *runner) runPre(ctx context.Context) (*acquired, Result, error) {
 			return nil, res, err
 		}
 		log.Info("pre-step done; lease handed over to the command")
-		a, err := r.startUnder(main, ls, at)
+		a, err := r.startUnder(ctx, main, ls, at)
 		if err != nil {
 			res, err := notAcquired(err)
 			return nil, res, err

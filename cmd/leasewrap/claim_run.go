@@ -64,6 +64,9 @@ func (c *claimRunCmd) Validate() error {
 		}
 		c.meta = m
 	}
+	if err := c.RunFlags.OneHolder("a claim's record names one holder per key"); err != nil {
+		return err
+	}
 	return c.RunFlags.Check(c.TTL)
 }
 

@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 
 	"github.com/leasewrap/leasewrap/cli"
+	"github.com/leasewrap/leasewrap/lease"
 	"github.com/leasewrap/leasewrap/lease/flock"
+	"github.com/leasewrap/leasewrap/lease/slots"
 )
 
 // flockRunCmd holds a flock(2) on PATH while a command runs.
@@ -38,6 +41,11 @@ where flock(1) follows or locks it). A waiter blocks in flock(2) as
 flock(1) -w does, so it takes the lock the moment the holder closes or
 unlocks (flock -u) it.
 
+--slots N allows N holders at once: slot 0 is PATH itself, slot i is PATH.i
+(a runner pool: leasewrap flock run /var/lock/build.lock --slots 3 --wait 1h
+-- ./build.sh holds build.lock, build.lock.1 or build.lock.2 and exports
+LEASEWRAP_SLOT=0, 1 or 2). flock(1) on PATH takes slot 0.
+
 Examples:
   leasewrap flock run /var/lock/backup.lock -- ./backup.sh
   leasewrap -q flock run /var/lock/sync.lock -- /usr/local/bin/sync      # crontab: silent unless it fails
@@ -56,10 +64,31 @@ func (c *flockRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	if holder == "" {
 		holder = cli.DefaultHolder()
 	}
-	l, err := flock.NewLocker(flock.Config{Path: c.Path, Shared: c.Shared, Holder: holder})
-	if err != nil {
-		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
+	var ls []lease.Locker
+	for i := range c.Slots.N() {
+		l, err := flock.NewLocker(flock.Config{Path: flockSlotPath(c.Path, i), Shared: c.Shared, Holder: holder})
+		if err != nil {
+			return fmt.Errorf("%w: %v", cli.ErrUsage, err)
+		}
+		defer l.Close()
+		ls = append(ls, l)
 	}
-	defer l.Close()
+	if len(ls) == 1 {
+		return c.Supervise(ctx, c.Config(ls[0], logger))
+	}
+	l, err := slots.New(ls)
+	if err != nil {
+		return err
+	}
 	return c.Supervise(ctx, c.Config(l, logger))
+}
+
+// flockSlotPath is slot i's lock file: PATH itself for slot 0 (so that
+// flock(1) on PATH is slot 0's holder, and --slots 1 is PATH alone), PATH.i
+// for the others.
+func flockSlotPath(path string, i int) string {
+	if i == 0 {
+		return path
+	}
+	return path + "." + strconv.Itoa(i)
 }

@@ -54,6 +54,9 @@ func (c *reserveRunCmd) Validate() error {
 	if c.PublishSignalled && !c.PublishFailures {
 		return fmt.Errorf("%w: --publish-signalled only adds to --publish-failures; give both", cli.ErrUsage)
 	}
+	if err := c.RunFlags.OneHolder("a reservation is one run per key, and its record names that run"); err != nil {
+		return err
+	}
 	return c.RunFlags.Check(0)
 }
 

@@ -31,6 +31,9 @@ func (c *sessionMaintainCmd) Validate() error {
 	if err := c.sessionFlags.check(); err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
+	if err := c.RunFlags.OneHolder("a session's maintenance guard is one per session"); err != nil {
+		return err
+	}
 	return c.RunFlags.Check(0)
 }
 

@@ -45,6 +45,9 @@ func (c *sessionRunCmd) Validate() error {
 	if c.Epoch == nil {
 		return fmt.Errorf("%w: --epoch is required (the storage writer epoch; bcode's current one is %d)", cli.ErrUsage, session.CurrentWriterEpoch)
 	}
+	if err := c.RunFlags.OneHolder("a session has one owner record, and its epoch orders one owner after another"); err != nil {
+		return err
+	}
 	return c.RunFlags.Check(0)
 }
 

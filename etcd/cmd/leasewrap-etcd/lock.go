@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +16,8 @@ import (
 	"github.com/leasewrap/leasewrap/etcd/conn"
 	"github.com/leasewrap/leasewrap/etcd/lock"
 	"github.com/leasewrap/leasewrap/etcd/once"
+	"github.com/leasewrap/leasewrap/lease"
+	"github.com/leasewrap/leasewrap/lease/slots"
 )
 
 type lockCmd struct {
@@ -38,16 +41,35 @@ LEASEWRAP_ETCD_ENDPOINTS set, renews the lease while it runs, stops it
 and releases the lock when it ends. --wait 0 tries once; --wait D queues
 (FIFO) for up to D.
 
+--slots N allows N holders at once: the locks NAME (slot 0: etcdctl lock
+NAME is its holder), NAME-1 … NAME-(N-1), tried in order, the first free
+one held; LEASEWRAP_SLOT says which. A waiter then retries with back-off
+instead of queueing. lock holders NAME --slots N shows every slot.
+
 Examples:
   leasewrap lock run nightly --endpoints 10.0.0.1:2379,10.0.0.2:2379 -- ./nightly.sh
-  leasewrap lock run deploy --wait 10m -- ./deploy.sh`
+  leasewrap lock run deploy --wait 10m -- ./deploy.sh
+  leasewrap lock run build --slots 3 --wait 1h -- ./build.sh`
 }
 
 func (c *lockRunCmd) Validate() error {
-	if err := checkLockName(c.Name); err != nil {
-		return err
+	for i := range c.Slots.N() {
+		if err := checkLockName(lockSlotName(c.Name, i)); err != nil {
+			return err
+		}
 	}
 	return c.runFlags.check()
+}
+
+// lockSlotName is slot i's lock name: NAME itself for slot 0 (so that
+// --slots 1 is exactly etcdctl lock NAME's protocol, and etcdctl lock NAME
+// is slot 0's holder), NAME-i for the others. Each is a lock of its own,
+// keys NAME-i/<lease hex>: no slot's keys fall under another's NAME/.
+func lockSlotName(name string, i int) string {
+	if i == 0 {
+		return name
+	}
+	return name + "-" + strconv.Itoa(i)
 }
 
 // checkLockName refuses a lock name whose key range (NAME/…) holds the
@@ -74,17 +96,37 @@ func (c *lockRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	}
 	defer ec.Close()
 	logger.Debug("etcd answered the dial's probe", "endpoints", c.connFlags.Endpoints)
-	l, err := lock.New(lock.Config{Client: ec, Name: c.Name, TTL: c.ttl(), Holder: c.holder(), Endpoints: c.connFlags.Endpoints, DialTimeout: c.DialTimeout,
-		Logger: logger, ReportEvery: c.WaitReportEvery})
+	holder := c.holder()
+	var ls []lease.Locker
+	for i := range c.Slots.N() {
+		l, err := lock.New(lock.Config{Client: ec, Name: lockSlotName(c.Name, i), TTL: c.ttl(), Holder: holder, Endpoints: c.connFlags.Endpoints, DialTimeout: c.DialTimeout,
+			Logger: logger, ReportEvery: c.WaitReportEvery})
+		if err != nil {
+			return fmt.Errorf("%w: %v", cli.ErrUsage, err)
+		}
+		ls = append(ls, l)
+	}
+	if len(ls) == 1 {
+		return c.Supervise(ctx, c.config(ls[0], logger))
+	}
+	l, err := slots.New(ls)
 	if err != nil {
-		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
+		return err
 	}
 	return c.Supervise(ctx, c.config(l, logger))
 }
 
 type lockHoldersCmd struct {
-	Name string `arg:"" help:"Lock name."`
+	Name  string `arg:"" help:"Lock name."`
+	Slots int    `help:"Show every slot of a lock run with --slots N: the queues of NAME, NAME-1 … NAME-(N-1), each key with its slot." default:"1" placeholder:"N"`
 	connFlags
+}
+
+func (c *lockHoldersCmd) Validate() error {
+	if c.Slots < 1 {
+		return fmt.Errorf("%w: --slots %d: at least one", cli.ErrUsage, c.Slots)
+	}
+	return nil
 }
 
 // holderJSON is one queued key.
@@ -94,6 +136,7 @@ type holderJSON struct {
 	CreateRevision int64  `json:"create_revision"`
 	TTLRemaining   int64  `json:"ttl_remaining_seconds"` // -1: lease gone
 	Holds          bool   `json:"holds"`
+	Slot           int    `json:"slot"`
 }
 
 func (c *lockHoldersCmd) Run(ctx context.Context, streams ioStreams) error {
@@ -104,19 +147,21 @@ func (c *lockHoldersCmd) Run(ctx context.Context, streams ioStreams) error {
 	defer ec.Close()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	resp, err := ec.Get(ctx, c.Name+"/", clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend))
-	if err != nil {
-		return &cli.ExitError{Code: cli.AdminError, Err: conn.Classify(err)}
-	}
 	out := []holderJSON{}
-	for i, kv := range resp.Kvs {
-		h := holderJSON{Key: string(kv.Key), LeaseID: fmt.Sprintf("%x", kv.Lease), CreateRevision: kv.CreateRevision, TTLRemaining: -1, Holds: i == 0}
-		if kv.Lease != 0 {
-			if t, err := ec.TimeToLive(ctx, clientv3.LeaseID(kv.Lease)); err == nil {
-				h.TTLRemaining = t.TTL
-			}
+	for slot := range c.Slots {
+		resp, err := ec.Get(ctx, lockSlotName(c.Name, slot)+"/", clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend))
+		if err != nil {
+			return &cli.ExitError{Code: cli.AdminError, Err: conn.Classify(err)}
 		}
-		out = append(out, h)
+		for i, kv := range resp.Kvs {
+			h := holderJSON{Key: string(kv.Key), LeaseID: fmt.Sprintf("%x", kv.Lease), CreateRevision: kv.CreateRevision, TTLRemaining: -1, Holds: i == 0, Slot: slot}
+			if kv.Lease != 0 {
+				if t, err := ec.TimeToLive(ctx, clientv3.LeaseID(kv.Lease)); err == nil {
+					h.TTLRemaining = t.TTL
+				}
+			}
+			out = append(out, h)
+		}
 	}
 	if err := writeJSON(streams.Out, out); err != nil {
 		return err

@@ -61,6 +61,9 @@ func (c *onceRunCmd) Validate() error {
 	if c.PublishSignalled && !c.PublishFailures {
 		return fmt.Errorf("%w: --publish-signalled only adds to --publish-failures; give both", cli.ErrUsage)
 	}
+	if err := c.RunFlags.OneHolder("a once record is one run per key"); err != nil {
+		return err
+	}
 	return c.runFlags.check()
 }
 

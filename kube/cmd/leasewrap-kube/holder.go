@@ -17,6 +17,7 @@ import (
 
 type holderCmd struct {
 	objectFlags
+	Slots int `help:"Show every slot of a Lease run with --slots N (NAME, NAME-1 … NAME-(N-1)): a JSON array, one record per slot with its slot; exit 0 when any slot is held." default:"1" placeholder:"N"`
 }
 
 func (c *holderCmd) Help() string {
@@ -31,7 +32,15 @@ Example:
 }
 
 // Validate checks the flags before anything connects (exit 2).
-func (c *holderCmd) Validate() error { return c.objectFlags.check() }
+func (c *holderCmd) Validate() error {
+	if c.Slots < 1 {
+		return fmt.Errorf("--slots %d: at least one", c.Slots)
+	}
+	if err := kubelease.ValidName("default", leaseSlotName(c.Name, c.Slots-1)); err != nil {
+		return err
+	}
+	return c.objectFlags.check()
+}
 
 // holderJSON is the Lease's record as the holder verb prints it; the
 // field names are the Lease's own.
@@ -45,6 +54,7 @@ type holderJSON struct {
 	RenewTime            *metav1.MicroTime `json:"renewTime"`
 	LeaseTransitions     *int32            `json:"leaseTransitions"`
 	Held                 bool              `json:"held"`
+	Slot                 *int              `json:"slot,omitempty"` // with --slots N > 1
 }
 
 func (c *holderCmd) Run(ctx context.Context, streams ioStreams) error {
@@ -54,17 +64,49 @@ func (c *holderCmd) Run(ctx context.Context, streams ioStreams) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.RequestTimeout)
 	defer cancel()
-	out := holderJSON{Namespace: ns, Name: c.Name}
-	l, err := cl.Leases(ns).Get(ctx, c.Name, metav1.GetOptions{})
+	var outs []holderJSON
+	held := false
+	for i := range c.Slots {
+		out, err := c.read(ctx, cl, ns, leaseSlotName(c.Name, i))
+		if err != nil {
+			return err
+		}
+		if c.Slots > 1 {
+			out.Slot = &i
+		}
+		held = held || out.Held
+		outs = append(outs, out)
+	}
+	var v any = outs
+	if c.Slots == 1 {
+		v = outs[0]
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return &cli.ExitError{Code: cli.AdminError, Err: err}
+	}
+	if _, err := fmt.Fprintln(streams.Out, string(b)); err != nil {
+		return &cli.ExitError{Code: cli.AdminError, Err: err}
+	}
+	if !held {
+		return &cli.ExitError{Code: cli.AdminHeld}
+	}
+	return nil
+}
+
+// read is the record of the Lease ns/name.
+func (c *holderCmd) read(ctx context.Context, cl kubelease.LeasesGetter, ns, name string) (holderJSON, error) {
+	out := holderJSON{Namespace: ns, Name: name}
+	l, err := cl.Leases(ns).Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 	case err != nil:
-		what := fmt.Sprintf("Lease %s/%s", ns, c.Name)
+		what := fmt.Sprintf("Lease %s/%s", ns, name)
 		err = kubelease.Classify(fmt.Errorf("get %s: %w", what, err), what)
 		if errors.Is(err, lease.ErrUnavailable) || errors.Is(err, lease.ErrNoPerm) {
-			return err // 69, 77 (cli.ExitCode)
+			return out, err // 69, 77 (cli.ExitCode)
 		}
-		return &cli.ExitError{Code: cli.AdminError, Err: err}
+		return out, &cli.ExitError{Code: cli.AdminError, Err: err}
 	default:
 		s := l.Spec
 		out.Exists = true
@@ -74,15 +116,5 @@ func (c *holderCmd) Run(ctx context.Context, streams ioStreams) error {
 		out.LeaseDurationSeconds, out.AcquireTime, out.RenewTime, out.LeaseTransitions = s.LeaseDurationSeconds, s.AcquireTime, s.RenewTime, s.LeaseTransitions
 		out.Held = kubelease.Live(s, time.Now(), c.Skew)
 	}
-	b, err := json.MarshalIndent(out, "", "  ")
-	if err != nil {
-		return &cli.ExitError{Code: cli.AdminError, Err: err}
-	}
-	if _, err := fmt.Fprintln(streams.Out, string(b)); err != nil {
-		return &cli.ExitError{Code: cli.AdminError, Err: err}
-	}
-	if !out.Held {
-		return &cli.ExitError{Code: cli.AdminHeld}
-	}
-	return nil
+	return out, nil
 }

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/kube/kubelease"
+	"github.com/leasewrap/leasewrap/lease"
+	"github.com/leasewrap/leasewrap/lease/slots"
 )
 
 // minTTL is the shortest lease duration any timing accepts: the fence
@@ -43,9 +46,14 @@ A Lease whose spec.strategy is set belongs to coordinated leader election
 written on the Lease while the command runs is a loss (exit 76), after
 which the Lease is released to the coordinator.
 
+--slots N allows N holders at once: the Leases NAME (slot 0), NAME-1 …
+NAME-(N-1), each a client-go LeaseLock, tried in order, the first free one
+held; LEASEWRAP_SLOT says which. kube holder NAME --slots N shows each.
+
 Examples:
   leasewrap kube run nightly-report -- ./report.sh
-  leasewrap kube run primary --namespace jobs --wait 1h -- ./serve`
+  leasewrap kube run primary --namespace jobs --wait 1h -- ./serve
+  leasewrap kube run build --slots 3 --wait 1h -- ./build.sh`
 }
 
 // Validate checks the flags before anything connects (exit 64).
@@ -56,7 +64,22 @@ func (c *runCmd) Validate() error {
 	if c.TTL < minTTL || c.TTL%time.Second != 0 || c.TTL > (1<<31-1)*time.Second {
 		return fmt.Errorf("--ttl %v must be a whole number of seconds (leaseDurationSeconds), at least %v: the fence falls TTL − kill grace − a 1s safety margin after each renewal", c.TTL, minTTL)
 	}
+	if n := c.Slots.N(); n > 1 {
+		if err := kubelease.ValidName("default", leaseSlotName(c.Name, n-1)); err != nil {
+			return fmt.Errorf("--slots %d: the last slot's Lease: %w", n, err)
+		}
+	}
 	return c.RunFlags.Check(c.TTL) // its messages name --ttl, --kill-grace and --renew-every
+}
+
+// leaseSlotName is slot i's Lease: NAME itself for slot 0 (so that
+// --slots 1 is today's Lease, and a controller electing on NAME holds slot
+// 0), NAME-i for the others, each a client-go LeaseLock of its own.
+func leaseSlotName(name string, i int) string {
+	if i == 0 {
+		return name
+	}
+	return name + "-" + strconv.Itoa(i)
 }
 
 func (c *runCmd) identity() string {
@@ -87,21 +110,32 @@ func (c *runCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
-	l, err := kubelease.New(kubelease.Config{
-		Client:          cl,
-		Namespace:       ns,
-		Name:            c.Name,
-		Identity:        c.identity(),
-		TTL:             c.TTL,
-		Skew:            c.Skew,
-		RequestTimeout:  c.RequestTimeout,
-		TakeCoordinated: c.TakeCoordinated,
-		Logger:          logger,
-	})
-	if err != nil {
-		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
+	identity := c.identity()
+	var ls []lease.Locker
+	for i := range c.Slots.N() {
+		l, err := kubelease.New(kubelease.Config{
+			Client:          cl,
+			Namespace:       ns,
+			Name:            leaseSlotName(c.Name, i),
+			Identity:        identity,
+			TTL:             c.TTL,
+			Skew:            c.Skew,
+			RequestTimeout:  c.RequestTimeout,
+			TakeCoordinated: c.TakeCoordinated,
+			Logger:          logger,
+		})
+		if err != nil {
+			return fmt.Errorf("%w: %v", cli.ErrUsage, err)
+		}
+		ls = append(ls, l)
 	}
-	logger.Debug("kube lease", "namespace", ns, "name", c.Name, "identity", l.Identity())
+	logger.Debug("kube lease", "namespace", ns, "name", c.Name, "identity", identity, "slots", len(ls))
+	var l lease.Locker = ls[0]
+	if len(ls) > 1 {
+		if l, err = slots.New(ls); err != nil {
+			return err
+		}
+	}
 	cfg := c.RunFlags.Config(l, logger)
 	// The leasewrap binary installed beside leasewrap-kube, if there is one,
 	// plays the job guard (both call supervisor.Gate first) without
