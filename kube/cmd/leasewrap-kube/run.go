@@ -35,9 +35,9 @@ on the same object excludes it, and it excludes the controller), runs the
 command with LEASEWRAP_KIND=kube, LEASEWRAP_KEY=NAMESPACE/NAME,
 LEASEWRAP_HOLDER (the identity) and LEASEWRAP_FENCE (leaseTransitions after
 our acquisition: a fencing token), renews it every --renew-every (default
-TTL/3), stops the command (SIGTERM, then SIGKILL after --kill-grace, default
-a third of the TTL: 5s for the default 15s; exit 76) when the Lease is lost
-or could not be renewed in time, and releases it as client-go's
+TTL/3), stops the command (--stop-signal, SIGTERM by default, then SIGKILL
+after --kill-grace, default a third of the TTL: 5s for the default 15s;
+exit 76) when the Lease is lost or could not be renewed in time, and releases it as client-go's
 ReleaseOnCancel does when the command ends. --wait 0 tries once; --wait D
 watches the Lease and takes it as soon as it is released or expired.
 
