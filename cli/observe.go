@@ -266,8 +266,11 @@ func finishRun(kctx *kong.Context, start time.Time, err error, code int, logger 
 	if errors.As(err, &rep) {
 		r.Kind = rep.Kind
 		r.Outcome, r.Skip = metricsOutcome(rep.Result)
+		if rep.Result != nil {
+			r.Splay = rep.Result.Splayed
+		}
 		if !rep.Acquired.IsZero() {
-			r.Wait = max(rep.Acquired.Sub(start), 0)
+			r.Wait = max(rep.Acquired.Sub(start)-r.Splay, 0)
 		}
 	} else {
 		r.Outcome = metrics.OutcomeError // refused before its lease was built

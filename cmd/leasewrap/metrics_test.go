@@ -96,11 +96,17 @@ func TestMetricsFileCountsRunsAndSkips(t *testing.T) {
 	}
 	os.Remove(claimFile(root, "job"))
 
+	// A timeout (--timeout): a run of its own outcome, 124.
+	run(cli.ExitTimeout, "--timeout", "300ms", "--", "sleep", "5")
+	if v := promValue(readProm(t, mf), metrics.NameLastExitCode, "name", "job"); v != cli.ExitTimeout {
+		t.Errorf("after a timeout: want the last run's exit code %d, have %v", cli.ExitTimeout, v)
+	}
+
 	// An error: the command does not exist (127, nothing ran).
 	run(cli.ExitNotFound, "--", filepath.Join(root, "no-such-command"))
 
 	fams = readProm(t, mf)
-	for outcome, want := range map[string]float64{"success": 1, "failure": 1, "timeout": 0, "lost": 1, "error": 1} {
+	for outcome, want := range map[string]float64{"success": 1, "failure": 1, "timeout": 1, "lost": 1, "error": 1} {
 		if v := promValue(fams, metrics.NameRunsTotal, "name", "job", "kind", "claim", "outcome", outcome); v != want {
 			t.Errorf("runs_total{outcome=%q}: want %v, have %v", outcome, want, v)
 		}
@@ -110,11 +116,22 @@ func TestMetricsFileCountsRunsAndSkips(t *testing.T) {
 			t.Errorf("skips_total{reason=%q}: want %v, have %v", reason, want, v)
 		}
 	}
-	if v := promValue(fams, metrics.NameLastExitCode, "name", "job"); v != cli.ExitLost {
-		t.Errorf("want the last run's exit code %d (lost; the error ran nothing), have %v", cli.ExitLost, v)
+	if v := promValue(fams, metrics.NameLastExitCode, "name", "job"); v != cli.ExitTimeout {
+		t.Errorf("want the last run's exit code %d (the timeout; the error ran nothing), have %v", cli.ExitTimeout, v)
 	}
 	if v := promValue(fams, metrics.NameLastSuccess, "name", "job"); v != success {
 		t.Errorf("want the last success %v to stand, have %v", success, v)
+	}
+	if v := promValue(fams, metrics.NameLastSplay, "name", "job"); v != 0 {
+		t.Errorf("without --splay: want a splay of 0, have %v", v)
+	}
+
+	// --splay: the delay is its own gauge, not part of the wait.
+	run(0, "--splay", "2s", "--", "true")
+	fams = readProm(t, mf)
+	sp, w, d := promValue(fams, metrics.NameLastSplay, "name", "job"), promValue(fams, metrics.NameLastWait, "name", "job"), promValue(fams, metrics.NameLastDuration, "name", "job")
+	if sp < 0 || sp >= 2 || w < 0 || w+sp > d {
+		t.Errorf("--splay 2s: want 0 <= splay < 2 and wait + splay <= duration, have splay %v, wait %v, duration %v", sp, w, d)
 	}
 	if m, _ := filepath.Glob(filepath.Join(root, ".job.prom.tmp-*")); len(m) != 0 {
 		t.Errorf("temp files left behind: %v", m)

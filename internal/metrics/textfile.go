@@ -61,7 +61,8 @@ type Run struct {
 	ExitCode int    // leasewrap's own exit status
 	Start    time.Time
 	End      time.Time
-	Wait     time.Duration // from Start until the lease was acquired
+	Wait     time.Duration // from Start until the lease was acquired, Splay not included
+	Splay    time.Duration // the start's delay by --splay
 }
 
 // The textfile's metric families, in the order they are written.
@@ -74,6 +75,7 @@ const (
 	NameLastDuration = "leasewrap_last_run_duration_seconds"
 	NameLastExitCode = "leasewrap_last_run_exit_code"
 	NameLastWait     = "leasewrap_last_run_wait_seconds"
+	NameLastSplay    = "leasewrap_last_run_splay_seconds"
 	NameLastSeen     = "leasewrap_last_invocation_timestamp_seconds"
 )
 
@@ -88,7 +90,8 @@ var textfileFamilies = []struct {
 	{NameLastStart, "Start of the last run of the command (skips excluded), in seconds since the Unix epoch.", Gauge},
 	{NameLastDuration, "Duration of the last run of the command, waiting for the lease included, in seconds.", Gauge},
 	{NameLastExitCode, "leasewrap's exit status of the last run of the command (the command's own code, 76 lost, 124 timeout, ...).", Gauge},
-	{NameLastWait, "How long the last run of the command waited for the lease, in seconds.", Gauge},
+	{NameLastWait, "How long the last run of the command waited for the lease (its --splay delay not included), in seconds.", Gauge},
+	{NameLastSplay, "How long --splay delayed the start of the last run of the command, in seconds (0 without --splay).", Gauge},
 	{NameLastSeen, "End of the last invocation of leasewrap under this name, run or skip, in seconds since the Unix epoch.", Gauge},
 }
 
@@ -193,6 +196,7 @@ func (j *job) apply(r Run) {
 	j.v[vkey(NameLastDuration, "")] = r.End.Sub(r.Start).Seconds()
 	j.v[vkey(NameLastExitCode, "")] = float64(r.ExitCode)
 	j.v[vkey(NameLastWait, "")] = r.Wait.Seconds()
+	j.v[vkey(NameLastSplay, "")] = r.Splay.Seconds()
 }
 
 // samples are j's samples of family, in a fixed order: every outcome and
