@@ -31,7 +31,7 @@ Examples:
   # One at a time on this host: the lock flock(1) takes (silent in a crontab with -q).
   leasewrap flock run /var/lock/nightly.lock -- ./nightly.sh
 
-  # Run the nightly build on at most one machine process at a time.
+  # Run the nightly build in one process at a time (a claim: a pid and a TTL).
   leasewrap claim run build:nightly --ttl 5m -- ./nightly.sh
 
   # Run the export once per date; a retry replays the recorded result.
