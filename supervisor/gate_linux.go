@@ -26,8 +26,8 @@ func Gate() {
 	if v, ok := os.LookupEnv(gateEnv); ok {
 		os.Exit(runGate(v))
 	}
-	if v, ok := os.LookupEnv(guardEnv); ok {
-		os.Exit(runGuard(v, os.Getenv(guardFDEnv)))
+	if _, ok := os.LookupEnv(guardEnv); ok {
+		os.Exit(runGuard(os.Getenv(guardFDEnv)))
 	}
 }
 

@@ -268,17 +268,19 @@ func (h *jobHold) members() []member {
 	return procGroup{h.pgid}.members()
 }
 
-// guardEnv is what a tethered job's guard kills when leasewrap dies.
-func (h *jobHold) guardEnv() []string {
+// guardMessage tells a tethered job's guard what to kill should leasewrap
+// die: "J<pgid> <cgroup dir>\n" (pgid 0 for a joined job, whose outer
+// wrapper's group kill covers it; the directory empty without a cgroup).
+func (h *jobHold) guardMessage() []byte {
 	pgid := h.pgid
 	if h.joined {
 		pgid = 0
 	}
-	env := []string{guardEnv + "=" + strconv.Itoa(pgid)}
+	dir := ""
 	if h.cg != nil {
-		env = append(env, guardCgroupEnv+"="+h.cg.Dir())
+		dir = h.cg.Dir()
 	}
-	return env
+	return fmt.Appendf(nil, "J%d %s\n", pgid, dir)
 }
 
 // String names the job for a log line.

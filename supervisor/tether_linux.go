@@ -1,12 +1,14 @@
 package supervisor
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -36,13 +38,14 @@ import (
 // nothing escapes; in the process-group form a descendant that left the
 // group (setsid, setpgid) escapes it.
 
-// guardEnv carries the job's process group to a guard (0: none of its
-// own, a joined job), guardCgroupEnv its cgroup (if any), guardFDEnv the
-// descriptor of its pipe.
+// guardEnv marks a process started as a job guard; guardFDEnv names the
+// descriptor of its pipe. The guard is started before the job, so a job
+// that forks up to its pids limit at once cannot keep it from starting:
+// what it must kill comes through the pipe once the job exists
+// (jobHold.guardMessage), and the all-clear byte 'd' when the job is over.
 const (
-	guardEnv       = "LEASEWRAP_GUARD_PGID"
-	guardCgroupEnv = "LEASEWRAP_GUARD_CGROUP"
-	guardFDEnv     = "LEASEWRAP_GUARD_FD"
+	guardEnv   = "LEASEWRAP_GUARD"
+	guardFDEnv = "LEASEWRAP_GUARD_FD"
 )
 
 // tether keeps one job tied to leasewrap's life.
@@ -52,11 +55,15 @@ type tether struct {
 	pid     int           // the guard process
 }
 
-// startTethered starts cmd with Pdeathsig from a goroutine locked to its
-// OS thread for the job's whole life, then starts the group's guard.
+// startTethered starts the job's guard, then cmd with Pdeathsig from a
+// goroutine locked to its OS thread for the job's whole life, then tells
+// the guard what the job is.
 func startTethered(cmd *exec.Cmd, guardExe string, hold *jobHold) (*child, error) {
 	cmd.SysProcAttr.Pdeathsig = unix.SIGKILL
 	t := &tether{release: make(chan struct{})}
+	if err := t.startGuard(guardExe); err != nil {
+		return nil, err
+	}
 	type started struct {
 		pid int
 		err error
@@ -75,30 +82,32 @@ func startTethered(cmd *exec.Cmd, guardExe string, hold *jobHold) (*child, error
 	}()
 	st := <-startc
 	if st.err != nil {
+		t.done() // nothing to guard
 		return nil, startError(cmd.Path, st.err)
 	}
 	ch := &child{pid: st.pid, group: pgroupHold(st.pid), tether: t}
 	if hold != nil {
 		hold.started(ch)
 	}
-	if err := t.startGuard(guardExe, ch.group); err != nil {
+	ch.group.guard = t.pid // leasewrap's child, never a member of a joined job
+	if _, err := t.guard.Write(ch.group.guardMessage()); err != nil {
 		ch.group.signal(unix.SIGKILL)
-		close(t.release)
 		var ws unix.WaitStatus
 		unix.Wait4(ch.pid, &ws, 0, nil)
-		return nil, err
+		t.done()
+		return nil, fmt.Errorf("supervisor: tell the job guard %d what to guard: %w", t.pid, err)
 	}
 	return ch, nil
 }
 
-func (t *tether) startGuard(exe string, hold *jobHold) error {
+func (t *tether) startGuard(exe string) error {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return fmt.Errorf("supervisor: job guard pipe: %w", err)
 	}
 	defer r.Close()
 	cmd := exec.Command(exe)
-	cmd.Env = append(append(os.Environ(), hold.guardEnv()...), guardFDEnv+"=3")
+	cmd.Env = append(os.Environ(), guardEnv+"=1", guardFDEnv+"=3")
 	cmd.ExtraFiles = []*os.File{r}
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -108,7 +117,6 @@ func (t *tether) startGuard(exe string, hold *jobHold) error {
 		return fmt.Errorf("supervisor: start the job guard %s: %w", exe, err)
 	}
 	t.guard, t.pid = w, pid
-	hold.guard = pid
 	return nil
 }
 
@@ -129,23 +137,23 @@ func (t *tether) done() {
 	}
 }
 
-// runGuard is the guard role: wait for leasewrap's pipe; on the all-clear
-// byte exit, on anything else kill the job's group until it is empty
-// (bounded).
-func runGuard(pgidv, fdv string) int {
+// runGuard is the guard role: read leasewrap's pipe; on the all-clear
+// byte exit, on its end without it (leasewrap died, however) kill what
+// the job message named: its cgroup, then its process group until it is
+// empty (bounded). A leasewrap that died before it named a job leaves the
+// guard nothing to kill: the job's child has its parent-death signal.
+func runGuard(fdv string) int {
 	for _, s := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGPIPE} {
 		signal.Ignore(s)
 	}
-	pgid, err1 := strconv.Atoi(pgidv)
-	fd, err2 := strconv.Atoi(fdv)
-	cgdir := os.Getenv(guardCgroupEnv)
-	if err1 != nil || err2 != nil || pgid == 1 || pgid < 0 || fd < 3 {
-		fmt.Fprintf(os.Stderr, "leasewrap: job guard started wrongly (%s=%q %s=%q)\n", guardEnv, pgidv, guardFDEnv, fdv)
+	fd, err := strconv.Atoi(fdv)
+	if err != nil || fd < 3 {
+		fmt.Fprintf(os.Stderr, "leasewrap: job guard started wrongly (%s=%q)\n", guardFDEnv, fdv)
 		return exitGateBroken
 	}
 	memtrim.Idle() // it waits for the job's whole life: keep little resident
-	var b [1]byte
-	if n, _ := eintr.Retry2(func() (int, error) { return unix.Read(fd, b[:]) }); n == 1 && b[0] == 'd' {
+	pgid, cgdir, clear := readGuardPipe(fd)
+	if clear {
 		return 0
 	}
 	if cgdir != "" {
@@ -157,8 +165,8 @@ func runGuard(pgidv, fdv string) int {
 			g.Close()
 		}
 	}
-	if pgid == 0 {
-		return 0 // a joined job: the outer wrapper's group kill covers it
+	if pgid <= 1 {
+		return 0 // no job named, or a joined job: the outer wrapper's group kill covers it
 	}
 	fmt.Fprintf(os.Stderr, "leasewrap: job guard: leasewrap is gone; killing the job's process group %d, its lease will expire\n", pgid)
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
@@ -168,4 +176,40 @@ func runGuard(pgidv, fdv string) int {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return 0
+}
+
+// readGuardPipe reads the guard's pipe until its end: the job it names
+// ("J<pgid> <cgroup dir>\n"), and whether the all-clear byte came.
+func readGuardPipe(fd int) (pgid int, cgdir string, clear bool) {
+	var buf []byte
+	b := make([]byte, 512)
+	for {
+		n, err := eintr.Retry2(func() (int, error) { return unix.Read(fd, b) })
+		if n <= 0 || err != nil {
+			return pgid, cgdir, false
+		}
+		buf = append(buf, b[:n]...)
+		for len(buf) > 0 {
+			switch buf[0] {
+			case 'd':
+				return pgid, cgdir, true
+			case 'J':
+				nl := bytes.IndexByte(buf, '\n')
+				if nl < 0 {
+					break // the rest of the message is still to come
+				}
+				id, dir, _ := strings.Cut(string(buf[1:nl]), " ")
+				if v, err := strconv.Atoi(id); err == nil {
+					pgid, cgdir = v, dir
+				}
+				buf = buf[nl+1:]
+				continue
+			default:
+				fmt.Fprintf(os.Stderr, "leasewrap: job guard: unexpected %q on its pipe\n", buf[0])
+				buf = buf[1:]
+				continue
+			}
+			break
+		}
+	}
 }
