@@ -55,9 +55,9 @@ var (
 )
 
 // pidsMargin is how many tasks of a pids limit above the job cgroup are
-// kept for leasewrap (cgroup.Group.KeepPids): its threads are made before
-// the job starts, but what it starts later (a tethered job's guard, a Go
-// process) needs room.
+// kept for leasewrap (cgroup.Group.KeepPids): its threads and a tethered
+// job's guard are made before the job starts, but a thread the runtime
+// still wants later, or a helper (a hook, a straggler's stop), needs room.
 const pidsMargin = 32
 
 // reserveThreads starts, once per process (threads belong to the process,
