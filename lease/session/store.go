@@ -86,6 +86,12 @@ func hasJSONExt(name string) bool {
 // left untouched. Contention on the coordinator beyond the bounded wait is a
 // *LockTimeoutError.
 func (s *Store) Acquire(ctx context.Context, sid ID, oc OwnerContext) (*OwnerGuard, error) {
+	return s.acquire(ctx, sid, oc, nil)
+}
+
+// acquire is Acquire publishing through prep when it can (a file the
+// waiting Locker prepared; nil for none).
+func (s *Store) acquire(ctx context.Context, sid ID, oc OwnerContext, prep *preparedRecord) (*OwnerGuard, error) {
 	if oc.StorageWriterEpoch == nil {
 		return nil, &MissingWriterEpochError{SessionID: sid}
 	}
@@ -97,13 +103,13 @@ func (s *Store) Acquire(ctx context.Context, sid ID, oc OwnerContext) (*OwnerGua
 	defer coordinator.Close()
 	return s.register(sid, &oc, func(dir string) (*ownerEntry, error) {
 		return findIncompatibleOwner(dir, &oc)
-	})
+	}, prep)
 }
 
 // register is the part of Acquire and of the maintenance transition that
 // runs with the coordinator held exclusively: prune, look for a refusing
 // owner, publish our record.
-func (s *Store) register(sid ID, oc *OwnerContext, refusing func(dir string) (*ownerEntry, error)) (*OwnerGuard, error) {
+func (s *Store) register(sid ID, oc *OwnerContext, refusing func(dir string) (*ownerEntry, error), prep *preparedRecord) (*OwnerGuard, error) {
 	dir := s.OwnerDir(sid)
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, &IOError{Op: "create directory", Path: dir, Err: err}
@@ -126,7 +132,7 @@ func (s *Store) register(sid ID, oc *OwnerContext, refusing func(dir string) (*o
 	}
 	owner := newOwner(sid, oc, s.pid(), s.now(), s.executable)
 	path := ownerPath(dir, owner.LeaseToken)
-	f, err := writeOwnerRecord(path, &owner)
+	f, err := writeOwnerRecord(path, &owner, prep)
 	if err != nil {
 		return nil, err
 	}
