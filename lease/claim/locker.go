@@ -44,6 +44,9 @@ type Locker struct {
 	cfg    LockerConfig
 	meta   Metadata
 	claims *Claims
+	// prep is the claim file made while waiting (Notify's Wake), used by
+	// the next acquire.
+	prep *preparedClaim
 }
 
 var (
@@ -143,7 +146,11 @@ func (l *Locker) AcquireAnchored(ctx context.Context, pid int) (lease.Lease, err
 		// appended once it runs (Started), off that path.
 		DeferEvents: true,
 		Exclusive:   true,
+		prep:        l.prep,
 	})
+	if !l.prep.ready() {
+		l.prep = nil // used up
+	}
 	var held *HeldByOtherError
 	if errors.As(err, &held) {
 		he := &lease.HeldError{Kind: "claim", Key: l.cfg.Key, Holder: held.Holder, PID: held.PID, Host: held.Host,
@@ -162,7 +169,8 @@ func (l *Locker) AcquireAnchored(ctx context.Context, pid int) (lease.Lease, err
 // Notify watches the claim file in its directory (created if needed so it
 // can be watched): released, archived or replaced, and a local holder's
 // process. A failed attempt never changes that name (its temp file has
-// another, and link(2) fails).
+// another, and link(2) fails). Before each wait the Wake also creates the
+// file of the next attempt's claim, unnamed until it is linked.
 func (l *Locker) Notify(context.Context) (lease.Wake, error) {
 	path, err := l.claims.Path(l.cfg.Key)
 	if err != nil {
@@ -173,7 +181,22 @@ func (l *Locker) Notify(context.Context) (lease.Wake, error) {
 	if err := os.MkdirAll(dir, dirMode); err == nil {
 		ws = []fswatch.Watch{{Dir: dir, Names: []string{filepath.Base(path)}}}
 	}
-	return fswatch.New(ws) // nothing watchable: the supervisor's back-off polls
+	w, err := fswatch.New(ws) // nothing watchable: the supervisor's back-off polls
+	if err != nil {
+		return nil, err
+	}
+	// While it waits, the claim's file is created (prepared.go): the
+	// attempt after a release only writes and links it.
+	prepare := func() {
+		if !l.prep.ready() {
+			l.prep = prepareClaim(dir)
+		}
+	}
+	drop := func() {
+		l.prep.close()
+		l.prep = nil
+	}
+	return fswatch.Preparing(w, prepare, drop), nil
 }
 
 type claimLease struct {

@@ -10,8 +10,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/leasewrap/leasewrap/lease"
 )
 
 // helperEnv switches the test binary into a helper process (TestMain).
@@ -61,6 +64,37 @@ func helperMain(args []string) int {
 		// helper, so the winner's claim stays Live for the losers.
 		_, err := c.Acquire(ctx, "session:race", b, AcquireOptions{PID: os.Getppid()})
 		var held *HeldByOtherError
+		switch {
+		case err == nil:
+			out.Outcome = "acquired"
+		case errors.As(err, &held):
+			out = helperOut{Outcome: "held", Holder: held.Holder}
+		default:
+			out = helperOut{Outcome: "error", Err: err.Error()}
+		}
+	case "acquire-prepared", "prepare-and-die": // a = root, b = holder
+		// A run verb's waiter: its Wake has prepared the claim's file
+		// before the attempt (or it is SIGKILLed holding it).
+		l, err := NewLocker(LockerConfig{Key: "session:race", Holder: b, Root: a, EventsDir: a, Getenv: testEnv(nil)})
+		if err == nil {
+			var w interface {
+				Wait(context.Context, error, time.Duration) (bool, error)
+			}
+			if w, err = l.Notify(ctx); err == nil {
+				_, err = w.Wait(ctx, nil, time.Millisecond)
+			}
+		}
+		if err == nil && !l.prep.ready() {
+			err = errors.New("the Wake prepared no claim file")
+		}
+		if err == nil && verb == "prepare-and-die" {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
+		}
+		if err == nil {
+			_, err = l.AcquireAnchored(ctx, os.Getppid())
+		}
+		var held *lease.HeldError
 		switch {
 		case err == nil:
 			out.Outcome = "acquired"

@@ -125,25 +125,13 @@ func (l *Locker) Notify(context.Context) (lease.Wake, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &preparingWake{Wake: w, l: l}, nil
+	return fswatch.Preparing(w, l.prepare, l.dropPrepared), nil
 }
 
-// preparingWake is the owner Locker's Wake: it prepares the record file
-// before it blocks, and drops an unused one when the wait ends.
-type preparingWake struct {
-	lease.Wake
-	l *Locker
-}
-
-func (w *preparingWake) Wait(ctx context.Context, held error, limit time.Duration) (bool, error) {
-	w.l.prepare()
-	return w.Wake.Wait(ctx, held, limit)
-}
-
-func (w *preparingWake) Close() error {
-	w.l.prep.close()
-	w.l.prep = nil
-	return w.Wake.Close()
+// dropPrepared closes an unused prepared record file.
+func (l *Locker) dropPrepared() {
+	l.prep.close()
+	l.prep = nil
 }
 
 // prepare makes the record file for the next attempt if there is none.
