@@ -296,9 +296,9 @@ func (h *jobHold) String() string {
 
 // close removes the job's cgroup once the job is over (one rmdir, the
 // usual case); one that still has members (LeaveStrays) is left for a
-// later leasewrap there to sweep. One
-// run in cgroup.SweepEvery then sweeps what SIGKILLed leasewraps left
-// beside it: after the job, never on the way to its start.
+// later leasewrap there to sweep. One run in cgroup.SweepEvery then
+// sweeps what SIGKILLed leasewraps left beside it: after the job, never
+// on the way to its start.
 func (h *jobHold) close(log *slog.Logger) {
 	threads.drop() // a run that started nothing lets the reserved threads go
 	if h == nil || h.cg == nil {
