@@ -57,6 +57,9 @@ type Acquisition struct {
 	Event string
 	// Pending holds the events not yet appended (AcquireOptions.DeferEvents).
 	Pending []PendingEvent
+	// wrote is the file written for a new claim (nil otherwise): its
+	// release recognizes it by its bytes.
+	wrote []byte
 }
 
 // done finishes an acquisition: its event is appended now, or handed back
@@ -157,7 +160,7 @@ func (c *Claims) Acquire(ctx context.Context, key, holder string, o AcquireOptio
 		}
 		switch {
 		case err == nil:
-			return c.done(ctx, o, &Acquisition{Record: rec, Path: path, Event: EventAcquired}, acquiredEventData(rec)), nil
+			return c.done(ctx, o, &Acquisition{Record: rec, Path: path, Event: EventAcquired, wrote: payload}, acquiredEventData(rec)), nil
 		case !errors.Is(err, errAlreadyHeld):
 			return nil, fmt.Errorf("create claim %s: %w", path, err)
 		}

@@ -163,7 +163,7 @@ func (l *Locker) AcquireAnchored(ctx context.Context, pid int) (lease.Lease, err
 	if err != nil {
 		return nil, fmt.Errorf("acquire claim %q: %w", l.cfg.Key, err)
 	}
-	return &claimLease{l: l, pid: acq.Record.PID, acquiredAt: acq.Record.AcquiredAt, path: acq.Path, pending: acq.Pending}, nil
+	return &claimLease{l: l, pid: acq.Record.PID, acquiredAt: acq.Record.AcquiredAt, path: acq.Path, pending: acq.Pending, wrote: acq.wrote}, nil
 }
 
 // Notify watches the claim file in its directory (created if needed so it
@@ -205,6 +205,7 @@ type claimLease struct {
 	acquiredAt int64 // the record's acquired_at, as written by this run
 	path       string
 	pending    []PendingEvent // audit events not yet appended
+	wrote      []byte         // the claim file as this run wrote it (nil once rewritten or unknown)
 }
 
 // Started appends the acquisition's audit events of ls (a lease this
@@ -248,6 +249,7 @@ func (c *claimLease) Renew(ctx context.Context) error {
 		return nil
 	}
 	res, err := c.l.claims.Renew(ctx, key, holder, c.l.cfg.TTL.Milliseconds())
+	c.wrote = nil // a renewal rewrites the file
 	switch {
 	case err != nil:
 		return fmt.Errorf("renew claim %q: %w", key, err)
@@ -272,5 +274,5 @@ func (c *claimLease) Finish(ctx context.Context, res lease.Result) error {
 		}
 	}
 	c.emitPending(ctx)
-	return c.l.claims.Release(ctx, c.l.cfg.Key, c.l.cfg.Holder)
+	return c.l.claims.release(ctx, c.path, c.l.cfg.Holder, c.wrote)
 }

@@ -150,3 +150,43 @@ func TestPreparedClaimIsTheSeedsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestFinishRecognizesItsClaimByItsBytes: Finish removes the claim whose
+// file still holds the bytes this run wrote, and leaves one another
+// holder has written over it (a reclaim while the pid was dead).
+func TestFinishRecognizesItsClaimByItsBytes(t *testing.T) {
+	for _, replaced := range []bool{false, true} {
+		root := t.TempDir()
+		l, err := NewLocker(LockerConfig{Key: "node:k", Holder: "pty:me", Root: root, EventsDir: root, Getenv: testEnv(nil)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		ls, err := l.AcquireAnchored(ctx, os.Getpid())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := ls.(*claimLease)
+		if c.wrote == nil {
+			t.Fatal("want the written bytes kept")
+		}
+		if replaced {
+			rec := readClaim(t, root, "node:k")
+			rec.Holder = "pty:other"
+			b, _ := marshalRecord(rec)
+			if err := atomicReplace(c.path, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := ls.Finish(ctx, lease.Result{}); err != nil {
+			t.Fatal(err)
+		}
+		_, err = os.Stat(c.path)
+		if replaced && err != nil {
+			t.Errorf("want another holder's claim left in place, have %v", err)
+		}
+		if !replaced && err == nil {
+			t.Error("want our claim removed")
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package claim
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -32,7 +33,15 @@ func (c *Claims) Release(ctx context.Context, key, holder string) error {
 	// holder's: nothing is touched) without a read on the path between
 	// the job's end and the next holder's start, and a release of a claim
 	// that is not ours costs a mutex instead.
-	existing, held, err := c.removeOwn(ctx, path, holder)
+	return c.release(ctx, path, holder, nil)
+}
+
+// release removes holder's claim at path. wrote, when not nil, is the
+// file this process wrote for the claim: a file that still holds exactly
+// those bytes is holder's without being parsed under the mutex (it is
+// parsed after, for the event).
+func (c *Claims) release(ctx context.Context, path, holder string, wrote []byte) error {
+	existing, held, err := c.removeOwn(ctx, path, holder, wrote)
 	if err != nil || existing == nil {
 		return err
 	}
@@ -47,7 +56,7 @@ func (c *Claims) Release(ctx context.Context, key, holder string) error {
 // removeOwn removes path under its recovery mutex if it is holder's claim,
 // returning the claim removed (nil when nothing was) and how long it was
 // held.
-func (c *Claims) removeOwn(ctx context.Context, path, holder string) (*Record, int64, error) {
+func (c *Claims) removeOwn(ctx context.Context, path, holder string, wrote []byte) (*Record, int64, error) {
 	mutex := recoveryMutex(path)
 	tok, err := c.acquireDirMutex(ctx, mutex, c.mutexWait, true)
 	if err != nil {
@@ -57,11 +66,17 @@ func (c *Claims) removeOwn(ctx context.Context, path, holder string) (*Record, i
 		return nil, 0, nil
 	}
 	defer c.releaseDirMutex(mutex, tok)
-	existing, err := readClaimFile(path)
-	if err != nil || existing.Holder != holder {
-		return nil, 0, nil // gone away, corrupted (left for a person) or another holder's
+	raw, err := readClaimBytes(path)
+	if err != nil {
+		return nil, 0, nil // gone away or unreadable (left for a person)
 	}
-	held := max(c.nowMs()-existing.AcquiredAt, 0)
+	now := c.nowMs()
+	var existing *Record
+	if wrote == nil || !bytes.Equal(raw, wrote) {
+		if existing, err = parseClaim(path, raw); err != nil || existing.Holder != holder {
+			return nil, 0, nil // corrupted (left for a person) or another holder's
+		}
+	}
 	fault.Point("claim.mid-release")
 	if err := os.Remove(path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -69,7 +84,12 @@ func (c *Claims) removeOwn(ctx context.Context, path, holder string) (*Record, i
 		}
 		return nil, 0, fmt.Errorf("release %s: %w", path, err)
 	}
-	return existing, held, nil
+	if existing == nil { // ours by its bytes: parsed for the event now, off the path that counts
+		if existing, err = parseClaim(path, raw); err != nil {
+			return nil, 0, nil
+		}
+	}
+	return existing, max(now-existing.AcquiredAt, 0), nil
 }
 
 // Status is one key's state.
