@@ -7,24 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
+	"github.com/leasewrap/leasewrap/internal/testutil"
 	"github.com/leasewrap/leasewrap/lease"
+	"github.com/leasewrap/leasewrap/lease/leasetest"
 )
-
-// claimsDirEntries lists the claims directory of root.
-func claimsDirEntries(t *testing.T, root string) []string {
-	t.Helper()
-	ents, err := os.ReadDir(claimsDir(root))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	return names
-}
 
 // TestSimultaneousAcquireWithPreparedFiles: waiters whose claim file was
 // prepared while waiting (an unnamed file linked at the claim's path) race
@@ -42,32 +29,12 @@ func TestSimultaneousAcquireWithPreparedFiles(t *testing.T) {
 		}
 		return []string{verb, root, fmt.Sprintf("pty:w%d", i)}
 	})
-	winner := ""
-	for i, o := range outs {
-		switch o.Outcome {
-		case "acquired":
-			if winner != "" {
-				t.Errorf("two winners: %s and pty:w%d", winner, i)
-			}
-			winner = fmt.Sprintf("pty:w%d", i)
-		case "held":
-		default:
-			t.Errorf("helper %d: want acquired or held, have %+v", i, o)
-		}
-	}
-	if winner == "" {
-		t.Fatalf("want exactly one winner, have none: %+v", outs)
-	}
-	for i, o := range outs {
-		if o.Outcome == "held" && o.Holder != winner {
-			t.Errorf("helper %d saw holder %s, want %s", i, o.Holder, winner)
-		}
-	}
+	winner := oneWinner(t, outs)
 	if rec := readClaim(t, root, "session:race"); rec.Holder != winner {
 		t.Errorf("file holder %s, want %s", rec.Holder, winner)
 	}
 	want := filepath.Base(claimFile(root, "session:race"))
-	if have := claimsDirEntries(t, root); len(have) != 1 || have[0] != want {
+	if have := testutil.DirNames(t, claimsDir(root)); len(have) != 1 || have[0] != want {
 		t.Errorf("want only %s in the claims directory, have %v", want, have)
 	}
 }
@@ -88,7 +55,7 @@ func TestPreparedClaimWaiterKilledLeavesNothing(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != -1 {
 		t.Fatalf("want the helper killed, have %v", err)
 	}
-	if have := claimsDirEntries(t, root); len(have) != 0 {
+	if have := testutil.DirNames(t, claimsDir(root)); len(have) != 0 {
 		t.Errorf("want an empty claims directory, have %v", have)
 	}
 }
@@ -109,14 +76,7 @@ func TestPreparedClaimIsTheSeedsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	w, err := l.Notify(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if _, err := w.Wait(ctx, nil, time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
+	leasetest.Waited(t, l)
 	if _, err := l.AcquireAnchored(ctx, os.Getpid()); err == nil {
 		t.Fatal("want the live claim held")
 	}

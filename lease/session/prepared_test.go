@@ -7,22 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/testutil"
 	"github.com/leasewrap/leasewrap/lease"
+	"github.com/leasewrap/leasewrap/lease/leasetest"
 )
-
-// entries lists dir's names.
-func entries(t *testing.T, dir string) []string {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	return names
-}
 
 // TestPreparedRecordPublishesTheSeedsRecord: a waiter's Wake prepares the
 // record file while the session is owned; the attempt after the release
@@ -38,21 +26,14 @@ func TestPreparedRecordPublishesTheSeedsRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	w, err := l.Notify(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
 	if _, err := l.Acquire(ctx); err == nil {
 		t.Fatal("want the owned session refused")
 	}
-	if _, err := w.Wait(ctx, nil, time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
+	leasetest.Waited(t, l)
 	if l.prep == nil || l.prep.f == nil {
 		t.Fatal("want a prepared record file after a wait")
 	}
-	if have := entries(t, s.OwnerDir(sid)); len(have) != 1 {
+	if have := testutil.DirNames(t, s.OwnerDir(sid)); len(have) != 1 {
 		t.Fatalf("want only the holder's record in the directory (the prepared file has no name), have %v", have)
 	}
 	l.store.now = func() time.Time { return time.Now().Add(time.Hour) } // a real record differs from the provisional one
@@ -80,7 +61,7 @@ func TestPreparedRecordPublishesTheSeedsRecord(t *testing.T) {
 	if got := classifyLiveness(ol.Path(), &o); got != Live {
 		t.Errorf("want our record live, have %v", got)
 	}
-	for _, n := range entries(t, s.OwnerDir(sid)) {
+	for _, n := range testutil.DirNames(t, s.OwnerDir(sid)) {
 		if strings.Contains(n, ".tmp-") {
 			t.Errorf("want no temp name, have %s", n)
 		}
@@ -88,7 +69,7 @@ func TestPreparedRecordPublishesTheSeedsRecord(t *testing.T) {
 	if err := ls.Finish(ctx, lease.Result{}); err != nil {
 		t.Fatal(err)
 	}
-	if have := entries(t, s.OwnerDir(sid)); len(have) != 0 {
+	if have := testutil.DirNames(t, s.OwnerDir(sid)); len(have) != 0 {
 		t.Errorf("want the record removed by Finish, have %v", have)
 	}
 }
@@ -102,7 +83,7 @@ func TestPreparedRecordCrashLeavesNothing(t *testing.T) {
 	cmd := helperCmd(t, "prepared-pre-publish", root, sid, helperCrashEnv+"="+crashPrePublish)
 	wantKilled(t, cmd)
 	s := NewStore(root)
-	if have := entries(t, s.OwnerDir(sid)); len(have) != 0 {
+	if have := testutil.DirNames(t, s.OwnerDir(sid)); len(have) != 0 {
 		t.Errorf("want nothing left in the owner directory, have %v", have)
 	}
 	if owners, err := s.ActiveOwners(sid); err != nil || len(owners) != 0 {
