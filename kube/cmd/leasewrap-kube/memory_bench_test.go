@@ -21,38 +21,73 @@ import (
 // pod while it holds a Lease: leasewrap-kube and its job guard (the small
 // leasewrap installed beside it, as make install lays them out), without
 // the job, sampled every 50 ms over a window of renewals (--renew-every
-// 1s), against client-go's LeaderElector holding its own Lease. It prints
-// the median (idle) and the maximum (during a renewal) of the summed
-// VmRSS, and the holder's anonymous and file-backed parts. Built only with
-// -tags kubebench (make bench-kube); it asserts nothing about the numbers.
+// 1s), against client-go's LeaderElector holding its own Lease and two
+// floors (kube/internal/memfloor): the least an idle holder keeps resident
+// doing the same requests (a watch, a PUT every second) on net/http,
+// crypto/tls and encoding/json alone ("floor-bare"), and the same over
+// the HTTP client client-go builds from a kubeconfig ("floor-transport").
+// It prints the median (idle) and the maximum (during a renewal) of the
+// summed VmRSS, and the holder's anonymous and file-backed parts.
+//
+// leasewrap-kube runs twice: its executable written in one write (as cp
+// or install lay it out: the kernel may cache it in large folios, up to
+// 2 MiB, and a fault maps a whole folio, so the trimmed executable comes
+// back whole), and written 4 KiB at a time ("leasewrap-4k": small folios,
+// a fault maps 64 KiB around it), which is what internal/memtrim can
+// achieve. Built only with -tags kubebench (make bench-kube); it asserts
+// nothing about the numbers. KUBE_MEM_ONLY=a,b runs only those rows.
 func TestKubeMemory(t *testing.T) {
 	s := kubetest.Start(t)
 	b := build(t)
 	dir := t.TempDir()
 	lw := filepath.Join(dir, "leasewrap-kube")
-	copyFile(t, b.lw, lw)
+	copyFile(t, b.lw, lw, 0)
+	dir4k := t.TempDir()
+	lw4k := filepath.Join(dir4k, "leasewrap-kube")
+	copyFile(t, b.lw, lw4k, 4096)
 	root, err := kubetest.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(dir, "leasewrap"), "./cmd/leasewrap")
-	cmd.Dir = filepath.Dir(root)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build leasewrap beside leasewrap-kube: %v\n%s", err, out)
+	for _, d := range []string{dir, dir4k} {
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(d, "leasewrap"), "./cmd/leasewrap")
+		cmd.Dir = filepath.Dir(root)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("build leasewrap beside leasewrap-kube: %v\n%s", err, out)
+		}
 	}
+	bare := kubetest.Build(t, "./internal/memfloor/bare")
+	transport := kubetest.Build(t, "./internal/memfloor/transport")
 	const window = 12 * time.Second
 	stop := filepath.Join(dir, "stop")
-	for _, who := range []string{"leasewrap", "client-go"} {
+	rows := []string{"leasewrap", "leasewrap-4k", "client-go", "floor-bare", "floor-transport"}
+	if v := os.Getenv("KUBE_MEM_ONLY"); v != "" {
+		rows = strings.Split(v, ",")
+	}
+	for _, who := range rows {
 		var p *kproc
-		if who == "leasewrap" {
+		switch who {
+		case "leasewrap", "leasewrap-4k":
 			bb := b
 			bb.lw = lw
-			p = wrap(t, bb, s, kubetest.Runner, "mem-lw", []string{"--renew-every", "1s"}, nil, untilStop(stop)...)
-			leaseHolder(t, s, "mem-lw", time.Minute, func(h string) bool { return h != "" })
-		} else {
+			if who == "leasewrap-4k" {
+				bb.lw = lw4k
+			}
+			os.Remove(stop)
+			p = wrap(t, bb, s, kubetest.Runner, "mem-"+who, []string{"--renew-every", "1s"}, nil, untilStop(stop)...)
+		case "client-go":
 			p = elect(t, b, s, "mem-el", "mem-el", "--lease-duration", "15s", "--renew-deadline", "10s", "--retry-period", "1s")
 			p.event(t, "started-leading", time.Minute)
+		case "floor-bare":
+			p = startProc(t, bare, nil, s.URL, s.CA, s.Token(kubetest.Runner), kubetest.Namespace, "mem-bare", "mem-bare")
+		case "floor-transport":
+			p = startProc(t, transport, nil, s.Kubeconfig(kubetest.Runner), "mem-transport", "mem-transport")
+		default:
+			t.Fatalf("KUBE_MEM_ONLY: no row %q", who)
+		}
+		if who != "client-go" {
+			leaseHolder(t, s, "mem-"+strings.TrimPrefix(who, "floor-"), time.Minute, func(h string) bool { return h != "" })
 		}
 		time.Sleep(2 * time.Second) // past the start-up
 		var sum, anon, file []int
@@ -73,9 +108,9 @@ func TestKubeMemory(t *testing.T) {
 				procs++
 			}
 		}
-		fmt.Printf("bench %-34s %-10s idle %d kB, peak %d kB (%d processes, %d samples over %v, renewals every 1s); holder anon %d/%d kB, file %d/%d kB (idle/peak)\n",
+		fmt.Printf("bench %-34s %-15s idle %d kB, peak %d kB (%d processes, %d samples over %v, renewals every 1s); holder anon %d/%d kB, file %d/%d kB (idle/peak)\n",
 			"memory_rss", who, median(sum), maxOf(sum), procs, len(sum), window, median(anon), maxOf(anon), median(file), maxOf(file))
-		if who == "leasewrap" {
+		if strings.HasPrefix(who, "leasewrap") {
 			os.WriteFile(stop, nil, 0o644)
 		} else {
 			p.Cmd.Process.Signal(os.Interrupt)
@@ -84,13 +119,28 @@ func TestKubeMemory(t *testing.T) {
 	}
 }
 
-func copyFile(t *testing.T, from, to string) {
+// copyFile copies from to to in writes of chunk bytes (0: one write).
+func copyFile(t *testing.T, from, to string, chunk int) {
 	t.Helper()
 	b, err := os.ReadFile(from)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(to, b, 0o755); err != nil {
+	f, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if chunk <= 0 {
+		chunk = len(b)
+	}
+	for len(b) > 0 {
+		n := min(chunk, len(b))
+		if _, err := f.Write(b[:n]); err != nil {
+			t.Fatal(err)
+		}
+		b = b[n:]
+	}
+	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
 }
