@@ -20,7 +20,8 @@ import (
 // TestNewClientWire checks NewClient's requests and decoding against the
 // API server's wire format (paths, query parameters, bodies, Status
 // errors, watch events). The real API server is exercised by the
-// command's tests; this pins what a scheme of Leases alone must decode.
+// command's tests; this pins what the hand-written requests and the JSON
+// decoding of Leases, Status errors and watch events must do.
 func TestNewClientWire(t *testing.T) {
 	const lease = `{"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"x","namespace":"ns","resourceVersion":"7"},"spec":{"holderIdentity":"a","leaseDurationSeconds":15,"leaseTransitions":3}}`
 	var seen []string
