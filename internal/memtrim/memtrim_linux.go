@@ -16,7 +16,8 @@
 // is the kernel's: a fault maps at least 64 KiB around it (fault-around),
 // and on kernels that cache files in large folios (6.18 measured) a fault
 // maps the whole folio, up to 2 MiB for an executable written in one
-// write, so code that runs again brings its whole neighbourhood back.
+// write (not one copied by cp or install(1), or read cold from disk), so
+// code that runs again brings its whole neighbourhood back.
 // MADV_RANDOM and MADV_NOHUGEPAGE change neither (bench/LOG.md, issue 24).
 package memtrim
 
