@@ -177,11 +177,7 @@ func (l *leases) send(ctx context.Context, method, u string, body io.Reader) (*h
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := l.c.hc.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("%s %q: %w", method, u, err) // the *url.Error inside says the rest
-	}
-	return resp, nil
+	return l.c.hc.Do(req) // its *url.Error names the method and the URL, as client-go's did
 }
 
 // statusError is the error of an answer outside 2xx, as client-go's REST
