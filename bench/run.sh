@@ -7,7 +7,7 @@
 #   bench/run.sh                 full run (about 12 minutes on 2 cores)
 #   BENCH_QUICK=1 bench/run.sh   short run (about 3 minutes), same tables
 #   BENCH_N=400 bench/run.sh     more overhead rounds (others scale from it)
-#   BENCH_COMPARE=old/leasewrap bench/run.sh   start-up rounds also time an older build
+#   BENCH_COMPARE=old/leasewrap bench/run.sh   start-up and idioms rounds also time an older build
 #   BENCH_SECTIONS=seeds BENCH_QUICK=1 bench/run.sh   one lwbench section only
 #                                (startup,seeds,overhead,jobcost,...), no go test -bench
 #   BENCH_SECTIONS=seeds,jobcost bench/run.sh   issue 24's per-run cost: every

@@ -26,7 +26,11 @@ type handoff struct {
 	errs    []string
 }
 
-func handoffs(e *env) []*handoff {
+func handoffs(e *env) []*handoff { return handoffsOf(e, e.bin) }
+
+// handoffsOf is handoffs with the leasewrap binary bin (e.compare for the
+// "before" rows).
+func handoffsOf(e *env, bin string) []*handoff {
 	lockFile := filepath.Join(e.dir, "handover.lock")
 	hs := []*handoff{{
 		name: "flock(1) (blocks in the kernel)",
@@ -39,9 +43,11 @@ func handoffs(e *env) []*handoff {
 	}}
 	for _, k := range kinds {
 		hs = append(hs, &handoff{
-			name:    k.name,
-			holder:  func(key int, cmd ...string) *exec.Cmd { return e.lw(k.argv(e, key, nil, cmd...)) },
-			waiter:  func(key int, cmd ...string) *exec.Cmd { return e.lw(k.argv(e, key, []string{"--wait", "30s"}, cmd...)) },
+			name:   k.name,
+			holder: func(key int, cmd ...string) *exec.Cmd { return e.lwBin(bin, k.argv(e, key, nil, cmd...)) },
+			waiter: func(key int, cmd ...string) *exec.Cmd {
+				return e.lwBin(bin, k.argv(e, key, []string{"--wait", "30s"}, cmd...))
+			},
 			waiting: "waiting",
 		})
 	}

@@ -118,6 +118,17 @@ func idiomVariants(e *env) []*hoVariant {
 		}
 		vs = append(vs, v)
 	}
+	if e.compare != "" {
+		// The same kinds run by the older build (-compare), in the same
+		// rounds: a before/after the machine's drift cannot skew.
+		for _, h := range handoffsOf(e, e.compare)[1:] {
+			if h.name == reserveKind.name {
+				continue
+			}
+			vs = append(vs, &hoVariant{name: h.name + " → same kind (-compare build)", base: hs[0].name + " → same kind",
+				round: func(_ *env, key int) (time.Duration, error) { return handOne(h, key, false) }})
+		}
+	}
 	return vs
 }
 

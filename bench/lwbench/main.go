@@ -94,7 +94,7 @@ func main() {
 	empty := flag.String("empty", "", "static empty Go program, the start-up baseline (bench/startup/empty)")
 	kong2 := flag.String("kong2", "", "static program that parses a two-verb kong model (bench/startup/kong2)")
 	gorun := flag.String("gorun", "", "static program that runs its arguments as a child (bench/startup/gorun)")
-	compare := flag.String("compare", "", "another leasewrap binary (e.g. a build of the previous commit) whose run verbs the start-up section measures in the same rounds")
+	compare := flag.String("compare", "", "another leasewrap binary (e.g. a build of the previous commit) whose run verbs the start-up section, and whose hand-overs the idioms section, measure in the same rounds")
 	var sb seedBins
 	var fb floorBins
 	flag.StringVar(&fb.dir, "floors", "", "directory of the floor programs floorflock, floorclaim, floorsession, floorreserve (bench/startup/floor*) for the seeds section")

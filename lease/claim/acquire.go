@@ -33,6 +33,9 @@ type AcquireOptions struct {
 	// the pid of a wrapper that still runs). The run verbs use it; the
 	// protocol's own acquire does not.
 	Exclusive bool
+	// prep is a file the waiting Locker prepared for the claim (nil for
+	// none): the first create tries it.
+	prep *preparedClaim
 }
 
 // reacquires reports whether existing is re-acquired idempotently.
@@ -54,6 +57,9 @@ type Acquisition struct {
 	Event string
 	// Pending holds the events not yet appended (AcquireOptions.DeferEvents).
 	Pending []PendingEvent
+	// wrote is the file written for a new claim (nil otherwise): its
+	// release recognizes it by its bytes.
+	wrote []byte
 }
 
 // done finishes an acquisition: its event is appended now, or handed back
@@ -148,9 +154,13 @@ func (c *Claims) Acquire(ctx context.Context, key, holder string, o AcquireOptio
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 		}
-		switch err := atomicCreateExclusive(path, payload); {
+		used, err := o.prep.create(path, payload)
+		if !used {
+			err = atomicCreateExclusive(path, payload)
+		}
+		switch {
 		case err == nil:
-			return c.done(ctx, o, &Acquisition{Record: rec, Path: path, Event: EventAcquired}, acquiredEventData(rec)), nil
+			return c.done(ctx, o, &Acquisition{Record: rec, Path: path, Event: EventAcquired, wrote: payload}, acquiredEventData(rec)), nil
 		case !errors.Is(err, errAlreadyHeld):
 			return nil, fmt.Errorf("create claim %s: %w", path, err)
 		}

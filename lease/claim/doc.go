@@ -7,7 +7,8 @@
 // leasewrap is a wire-exact peer: Python and Rust processes read and write
 // the same files at the same time. The file is written byte for byte as
 // PyYAML's yaml.safe_dump(sort_keys=False) writes it; creation is a temp
-// file plus link(2) (EEXIST means held), replacement a temp file plus
+// file (or, for a Locker that waited, an unnamed O_TMPFILE made while
+// waiting) plus link(2) (EEXIST means held), replacement a temp file plus
 // rename(2); stale claims are archived to .expired/, never unlinked; stale
 // recovery and renewal serialize on the <lockfile>.recovery.d mkdir mutex
 // (corpses older than 120 s stolen by rename); audit events are appended to

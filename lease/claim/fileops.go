@@ -29,6 +29,25 @@ import (
 // planted one cannot hang the reader). An I/O failure that may pass (EIO,
 // out of descriptors or memory) also matches errTransientRead.
 func readClaimFile(path string) (*Record, error) {
+	b, err := readClaimBytes(path)
+	if err != nil {
+		return nil, err
+	}
+	return parseClaim(path, b)
+}
+
+// parseClaim parses b, the bytes of the claim at path.
+func parseClaim(path string, b []byte) (*Record, error) {
+	rec, reason := parseRecord(b)
+	if reason != "" {
+		return nil, &CorruptError{Path: path, Reason: reason}
+	}
+	return rec, nil
+}
+
+// readClaimBytes is readClaimFile's read: the file's bytes (at most
+// MaxRecordBytes+1), with its errors.
+func readClaimBytes(path string) ([]byte, error) {
 	f, err := safefile.Open(path, os.O_RDONLY, 0)
 	var ue *safefile.UnsafeError
 	switch {
@@ -44,11 +63,7 @@ func readClaimFile(path string) (*Record, error) {
 	if err != nil {
 		return nil, readFailed(path, err)
 	}
-	rec, reason := parseRecord(b)
-	if reason != "" {
-		return nil, &CorruptError{Path: path, Reason: reason}
-	}
-	return rec, nil
+	return b, nil
 }
 
 // errTransientRead marks a read that failed for a reason that may pass

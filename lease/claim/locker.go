@@ -44,6 +44,9 @@ type Locker struct {
 	cfg    LockerConfig
 	meta   Metadata
 	claims *Claims
+	// prep is the claim file made while waiting (Notify's Wake), used by
+	// the next acquire.
+	prep *preparedClaim
 }
 
 var (
@@ -143,7 +146,11 @@ func (l *Locker) AcquireAnchored(ctx context.Context, pid int) (lease.Lease, err
 		// appended once it runs (Started), off that path.
 		DeferEvents: true,
 		Exclusive:   true,
+		prep:        l.prep,
 	})
+	if !l.prep.ready() {
+		l.prep = nil // used up
+	}
 	var held *HeldByOtherError
 	if errors.As(err, &held) {
 		he := &lease.HeldError{Kind: "claim", Key: l.cfg.Key, Holder: held.Holder, PID: held.PID, Host: held.Host,
@@ -156,13 +163,14 @@ func (l *Locker) AcquireAnchored(ctx context.Context, pid int) (lease.Lease, err
 	if err != nil {
 		return nil, fmt.Errorf("acquire claim %q: %w", l.cfg.Key, err)
 	}
-	return &claimLease{l: l, pid: acq.Record.PID, acquiredAt: acq.Record.AcquiredAt, path: acq.Path, pending: acq.Pending}, nil
+	return &claimLease{l: l, pid: acq.Record.PID, acquiredAt: acq.Record.AcquiredAt, path: acq.Path, pending: acq.Pending, wrote: acq.wrote}, nil
 }
 
 // Notify watches the claim file in its directory (created if needed so it
 // can be watched): released, archived or replaced, and a local holder's
 // process. A failed attempt never changes that name (its temp file has
-// another, and link(2) fails).
+// another, and link(2) fails). Before each wait the Wake also creates the
+// file of the next attempt's claim, unnamed until it is linked.
 func (l *Locker) Notify(context.Context) (lease.Wake, error) {
 	path, err := l.claims.Path(l.cfg.Key)
 	if err != nil {
@@ -173,7 +181,22 @@ func (l *Locker) Notify(context.Context) (lease.Wake, error) {
 	if err := os.MkdirAll(dir, dirMode); err == nil {
 		ws = []fswatch.Watch{{Dir: dir, Names: []string{filepath.Base(path)}}}
 	}
-	return fswatch.New(ws) // nothing watchable: the supervisor's back-off polls
+	w, err := fswatch.New(ws) // nothing watchable: the supervisor's back-off polls
+	if err != nil {
+		return nil, err
+	}
+	// While it waits, the claim's file is created (prepared.go): the
+	// attempt after a release only writes and links it.
+	prepare := func() {
+		if !l.prep.ready() {
+			l.prep = prepareClaim(dir)
+		}
+	}
+	drop := func() {
+		l.prep.close()
+		l.prep = nil
+	}
+	return fswatch.Preparing(w, prepare, drop), nil
 }
 
 type claimLease struct {
@@ -182,6 +205,7 @@ type claimLease struct {
 	acquiredAt int64 // the record's acquired_at, as written by this run
 	path       string
 	pending    []PendingEvent // audit events not yet appended
+	wrote      []byte         // the claim file as this run wrote it (nil once rewritten or unknown)
 }
 
 // Started appends the acquisition's audit events of ls (a lease this
@@ -225,6 +249,7 @@ func (c *claimLease) Renew(ctx context.Context) error {
 		return nil
 	}
 	res, err := c.l.claims.Renew(ctx, key, holder, c.l.cfg.TTL.Milliseconds())
+	c.wrote = nil // a renewal rewrites the file
 	switch {
 	case err != nil:
 		return fmt.Errorf("renew claim %q: %w", key, err)
@@ -249,5 +274,5 @@ func (c *claimLease) Finish(ctx context.Context, res lease.Result) error {
 		}
 	}
 	c.emitPending(ctx)
-	return c.l.claims.Release(ctx, c.l.cfg.Key, c.l.cfg.Holder)
+	return c.l.claims.release(ctx, c.path, c.l.cfg.Holder, c.wrote)
 }

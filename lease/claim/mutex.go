@@ -252,9 +252,14 @@ func (c *Claims) releaseDirMutex(lockDir, token string) {
 	c.log.Warn("claims: mutex no longer owned by us; left intact", "path", lockDir, "token", token)
 }
 
-// waitForRelease polls (every mutexPoll, up to max) until lockDir is gone.
+// waitForRelease polls until lockDir is gone, for up to max. The seed
+// polls every 20 ms (mutexPoll); a recovery or a release holds the mutex
+// well under a millisecond, and a waiter that meets one is usually the
+// next holder, so the poll starts at 1 ms and doubles up to mutexPoll
+// (only the retry timing differs, never the protocol).
 func (c *Claims) waitForRelease(ctx context.Context, lockDir string, max time.Duration) {
 	deadline := time.Now().Add(max)
+	poll := min(time.Millisecond, c.mutexPoll)
 	for {
 		if _, err := os.Lstat(lockDir); err != nil {
 			return
@@ -262,8 +267,9 @@ func (c *Claims) waitForRelease(ctx context.Context, lockDir string, max time.Du
 		if !time.Now().Before(deadline) {
 			return
 		}
-		if ctxsleep.Sleep(ctx, c.mutexPoll) != nil {
+		if ctxsleep.Sleep(ctx, poll) != nil {
 			return
 		}
+		poll = min(poll*2, c.mutexPoll)
 	}
 }

@@ -10,8 +10,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/leasewrap/leasewrap/lease"
 )
 
 // helperEnv switches the test binary into a helper process (TestMain).
@@ -60,18 +63,49 @@ func helperMain(args []string) int {
 		// The parent test process is the recorded pid: it outlives every
 		// helper, so the winner's claim stays Live for the losers.
 		_, err := c.Acquire(ctx, "session:race", b, AcquireOptions{PID: os.Getppid()})
-		var held *HeldByOtherError
-		switch {
-		case err == nil:
-			out.Outcome = "acquired"
-		case errors.As(err, &held):
-			out = helperOut{Outcome: "held", Holder: held.Holder}
-		default:
-			out = helperOut{Outcome: "error", Err: err.Error()}
+		out = outcome(err)
+	case "acquire-prepared", "prepare-and-die": // a = root, b = holder
+		// A run verb's waiter: its Wake has prepared the claim's file
+		// before the attempt (or it is SIGKILLed holding it).
+		l, err := NewLocker(LockerConfig{Key: "session:race", Holder: b, Root: a, EventsDir: a, Getenv: testEnv(nil)})
+		if err == nil {
+			var w interface {
+				Wait(context.Context, error, time.Duration) (bool, error)
+			}
+			if w, err = l.Notify(ctx); err == nil {
+				_, err = w.Wait(ctx, nil, time.Millisecond)
+			}
 		}
+		if err == nil && !l.prep.ready() {
+			err = errors.New("the Wake prepared no claim file")
+		}
+		if err == nil && verb == "prepare-and-die" {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
+		}
+		if err == nil {
+			_, err = l.AcquireAnchored(ctx, os.Getppid())
+		}
+		out = outcome(err)
 	}
 	json.NewEncoder(os.Stdout).Encode(out)
 	return 0
+}
+
+// outcome is a helper's report of an acquire's error: acquired, held
+// (by whom: the protocol's or the Locker's contention error) or error.
+func outcome(err error) helperOut {
+	var held *HeldByOtherError
+	var lheld *lease.HeldError
+	switch {
+	case err == nil:
+		return helperOut{Outcome: "acquired"}
+	case errors.As(err, &held):
+		return helperOut{Outcome: "held", Holder: held.Holder}
+	case errors.As(err, &lheld):
+		return helperOut{Outcome: "held", Holder: lheld.Holder}
+	}
+	return helperOut{Outcome: "error", Err: err.Error()}
 }
 
 // runHelpers starts n helper processes, opens the start barrier once all
@@ -117,6 +151,16 @@ func TestSimultaneousAcquireHasExactlyOneWinner(t *testing.T) {
 	outs := runHelpers(t, 8, root, func(i int) []string {
 		return []string{"acquire", root, fmt.Sprintf("pty:w%d", i)}
 	})
+	winner := oneWinner(t, outs)
+	if rec := readClaim(t, root, "session:race"); rec.Holder != winner {
+		t.Errorf("file holder %s, want %s", rec.Holder, winner)
+	}
+}
+
+// oneWinner checks that exactly one helper (pty:w<i>) acquired and that
+// every loser named it; it returns the winner.
+func oneWinner(t *testing.T, outs []helperOut) string {
+	t.Helper()
 	winner := ""
 	for i, o := range outs {
 		switch o.Outcome {
@@ -139,7 +183,5 @@ func TestSimultaneousAcquireHasExactlyOneWinner(t *testing.T) {
 			t.Errorf("helper %d saw holder %s, want %s", i, o.Holder, winner)
 		}
 	}
-	if rec := readClaim(t, root, "session:race"); rec.Holder != winner {
-		t.Errorf("file holder %s, want %s", rec.Holder, winner)
-	}
+	return winner
 }

@@ -1,6 +1,7 @@
 package claim
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -22,40 +23,73 @@ func (c *Claims) Release(ctx context.Context, key, holder string) error {
 	if err != nil {
 		return err
 	}
-	existing, err := readClaimFile(path)
-	if err != nil {
-		return nil // gone away or corrupted
+	// Remove under the recovery mutex, reading the claim inside it: a
+	// peer that found this claim stale (its pid already dead) archives it
+	// and creates its own under the same mutex, and an unguarded
+	// read-then-remove would delete that new claim (two holders). A mutex
+	// held past the wait leaves our claim in place: its pid is dead, so it
+	// is reclaimable. The seed reads once before anything else; reading
+	// only under the mutex decides the same (gone, corrupted or another
+	// holder's: nothing is touched) without a read on the path between
+	// the job's end and the next holder's start, and a release of a claim
+	// that is not ours costs a mutex instead.
+	return c.release(ctx, path, holder, nil)
+}
+
+// release removes holder's claim at path. wrote, when not nil, is the
+// file this process wrote for the claim: a file that still holds exactly
+// those bytes is holder's without being parsed under the mutex (it is
+// parsed after, for the event).
+func (c *Claims) release(ctx context.Context, path, holder string, wrote []byte) error {
+	existing, held, err := c.removeOwn(ctx, path, holder, wrote)
+	if err != nil || existing == nil {
+		return err
 	}
-	if existing.Holder != holder {
-		return nil
-	}
-	// Remove under the recovery mutex, re-reading inside it: a peer that
-	// found this claim stale (its pid already dead) archives it and creates
-	// its own under the same mutex, and an unguarded read-then-remove would
-	// delete that new claim (two holders). A mutex held past the wait
-	// leaves our claim in place: its pid is dead, so it is reclaimable.
-	mutex := recoveryMutex(path)
-	tok, err := c.acquireDirMutex(ctx, mutex, c.mutexWait, true)
-	if err != nil {
-		c.log.Warn("claims: release skipped, recovery mutex not taken; the claim stays until reclaimed", "path", path, "err", err)
-		return nil
-	}
-	defer c.releaseDirMutex(mutex, tok)
-	if existing, err = readClaimFile(path); err != nil || existing.Holder != holder {
-		return nil
-	}
-	held := max(c.nowMs()-existing.AcquiredAt, 0)
-	fault.Point("claim.mid-release")
-	if err := os.Remove(path); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		return fmt.Errorf("release %s: %w", path, err)
-	}
+	// The released event is appended once the mutex is free again (the
+	// seed holds no mutex for it at all).
 	data := commonEventData(existing)
 	data = append(data, Field{Key: "duration_held_ms", Value: big.NewInt(held)})
 	c.emit(ctx, EventReleased, data)
 	return nil
+}
+
+// removeOwn removes path under its recovery mutex if it is holder's claim,
+// returning the claim removed (nil when nothing was) and how long it was
+// held.
+func (c *Claims) removeOwn(ctx context.Context, path, holder string, wrote []byte) (*Record, int64, error) {
+	mutex := recoveryMutex(path)
+	tok, err := c.acquireDirMutex(ctx, mutex, c.mutexWait, true)
+	if err != nil {
+		if rec, rerr := readClaimFile(path); rerr == nil && rec.Holder == holder {
+			c.log.Warn("claims: release skipped, recovery mutex not taken; the claim stays until reclaimed", "path", path, "err", err)
+		}
+		return nil, 0, nil
+	}
+	defer c.releaseDirMutex(mutex, tok)
+	raw, err := readClaimBytes(path)
+	if err != nil {
+		return nil, 0, nil // gone away or unreadable (left for a person)
+	}
+	now := c.nowMs()
+	var existing *Record
+	if wrote == nil || !bytes.Equal(raw, wrote) {
+		if existing, err = parseClaim(path, raw); err != nil || existing.Holder != holder {
+			return nil, 0, nil // corrupted (left for a person) or another holder's
+		}
+	}
+	fault.Point("claim.mid-release")
+	if err := os.Remove(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, 0, nil
+		}
+		return nil, 0, fmt.Errorf("release %s: %w", path, err)
+	}
+	if existing == nil { // ours by its bytes: parsed for the event now, off the path that counts
+		if existing, err = parseClaim(path, raw); err != nil {
+			return nil, 0, nil
+		}
+	}
+	return existing, max(now-existing.AcquiredAt, 0), nil
 }
 
 // Status is one key's state.

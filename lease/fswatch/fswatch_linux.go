@@ -236,3 +236,28 @@ func localHolder(h *lease.HeldError) bool {
 	host, err := os.Hostname()
 	return err == nil && host == h.Host
 }
+
+// Preparing wraps w so that prepare runs before every Wait blocks and
+// drop when the wait ends (Close): a kind's work that can be done before
+// the lease is free (a file to create) is done while it is still held,
+// off the path between a release and the next holder's start. prepare
+// must be cheap when there is nothing left to do; both run on the
+// waiter's goroutine.
+func Preparing(w lease.Wake, prepare, drop func()) lease.Wake {
+	return &preparing{Wake: w, prepare: prepare, drop: drop}
+}
+
+type preparing struct {
+	lease.Wake
+	prepare, drop func()
+}
+
+func (p *preparing) Wait(ctx context.Context, held error, limit time.Duration) (bool, error) {
+	p.prepare()
+	return p.Wake.Wait(ctx, held, limit)
+}
+
+func (p *preparing) Close() error {
+	p.drop()
+	return p.Wake.Close()
+}

@@ -1,5 +1,5 @@
 // Package leasetest holds test helpers shared by the lease kinds' tests
-// (benchmarks of one acquire and settle). It is imported only by _test.go
+// (benchmarks of one acquire and settle, a waiter's Wake). It is imported only by _test.go
 // files; internal/testutil, the ground floor's helpers, knows nothing of
 // leases.
 package leasetest

@@ -93,6 +93,25 @@ func runHelper(action string) error {
 		return fmt.Errorf("returned past the handoff crash point: %v", err)
 	case "race":
 		return raceHelper(ctx, s, sid)
+	case "prepared-pre-publish":
+		// A waiter whose Wake prepared the record file, killed at the
+		// publish point of the attempt that registers.
+		l, err := NewLocker(LockerConfig{SessionID: sid, Root: root, OwnerContext: testContext("crashing", 5)})
+		if err != nil {
+			return err
+		}
+		w, err := l.Notify(ctx)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Wait(ctx, nil, time.Millisecond); err != nil {
+			return err
+		}
+		if l.prep == nil {
+			return errors.New("the Wake prepared no record file")
+		}
+		_, err = l.Acquire(ctx)
+		return fmt.Errorf("returned past the crash point: %v", err)
 	}
 	// subprocess_lock_helper.
 	ready, acquired := os.Getenv(helperReadyEnv), os.Getenv(helperAcquiredEnv)
@@ -242,7 +261,7 @@ func placeDeadOwner(t *testing.T, s *Store, sid ID, oc OwnerContext, token strin
 	o.LeaseToken = token + "-" + itoa(dead)
 	o.PID = dead
 	path := ownerPathOf(s, sid, &o)
-	f, err := writeOwnerRecord(path, &o)
+	f, err := writeOwnerRecord(path, &o, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

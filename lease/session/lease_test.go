@@ -101,7 +101,7 @@ func TestStaleSchemaV3RecordIsPrunedWithoutPIDEvidence(t *testing.T) {
 	sid := NewID()
 	o := testOwner(sid, testContext("stale-v3", 5)) // our own, live pid
 	path := ownerPathOf(s, sid, &o)
-	f, err := writeOwnerRecord(path, &o)
+	f, err := writeOwnerRecord(path, &o, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,6 +69,9 @@ func lockerStore(sid ID, root string, lockWait time.Duration) (*Store, error) {
 type Locker struct {
 	cfg   LockerConfig
 	store *Store
+	// prep is the owner record file made while waiting (Notify's Wake),
+	// used by the next Acquire.
+	prep *preparedRecord
 }
 
 var (
@@ -113,8 +116,32 @@ func holderOf(oc OwnerContext) string {
 // does not wake its own waiter. The end of a maintenance guard is not
 // watched (every attempt opens the coordinator itself): waiters notice it
 // by polling.
+//
+// While it waits, the Wake also prepares the owner record's file (an
+// unnamed file, written and fsynced; prepared.go), so the attempt after a
+// release only overwrites, fsyncs and links it.
 func (l *Locker) Notify(context.Context) (lease.Wake, error) {
-	return notify(l.store, l.cfg.SessionID)
+	w, err := notify(l.store, l.cfg.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	return fswatch.Preparing(w, l.prepare, l.dropPrepared), nil
+}
+
+// dropPrepared closes an unused prepared record file.
+func (l *Locker) dropPrepared() {
+	l.prep.close()
+	l.prep = nil
+}
+
+// prepare makes the record file for the next attempt if there is none.
+func (l *Locker) prepare() {
+	if l.prep != nil && l.prep.f != nil {
+		return
+	}
+	st := l.store
+	provisional := newOwner(l.cfg.SessionID, &l.cfg.OwnerContext, st.pid(), st.now(), st.executable)
+	l.prep = prepareRecord(st.OwnerDir(l.cfg.SessionID), &provisional)
 }
 
 func notify(s *Store, sid ID) (lease.Wake, error) {
@@ -128,7 +155,10 @@ func notify(s *Store, sid ID) (lease.Wake, error) {
 // *lease.HeldError; an undecodable, unverifiable or unknown-schema record
 // and a missing writer epoch are refused (lease.ErrRefused) untouched.
 func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
-	g, err := l.store.Acquire(ctx, l.cfg.SessionID, l.cfg.OwnerContext)
+	g, err := l.store.acquire(ctx, l.cfg.SessionID, l.cfg.OwnerContext, l.prep)
+	if l.prep != nil && l.prep.f == nil {
+		l.prep = nil // used up
+	}
 	if err != nil {
 		return nil, adaptError(KindOwner, l.cfg.SessionID, err)
 	}

@@ -114,7 +114,7 @@ func (m *MaintenanceGuard) TransitionToLease(oc OwnerContext) (*OwnerGuard, erro
 	if oc.StorageWriterEpoch == nil {
 		return nil, &MissingWriterEpochError{SessionID: m.sid}
 	}
-	g, err := m.store.register(m.sid, &oc, firstOwner)
+	g, err := m.store.register(m.sid, &oc, func(*Owner) bool { return true }, nil)
 	if err != nil {
 		return nil, err
 	}

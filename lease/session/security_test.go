@@ -28,7 +28,7 @@ func TestOwnerRecordNeverWritesThroughAPlantedTemp(t *testing.T) {
 			if err := plant(victim, tempPath(path, o.LeaseToken)); err != nil {
 				t.Fatal(err)
 			}
-			f, err := writeOwnerRecord(path, &o)
+			f, err := writeOwnerRecord(path, &o, nil)
 			if err != nil {
 				t.Fatalf("want the record published, have %v", err)
 			}

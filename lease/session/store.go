@@ -86,6 +86,12 @@ func hasJSONExt(name string) bool {
 // left untouched. Contention on the coordinator beyond the bounded wait is a
 // *LockTimeoutError.
 func (s *Store) Acquire(ctx context.Context, sid ID, oc OwnerContext) (*OwnerGuard, error) {
+	return s.acquire(ctx, sid, oc, nil)
+}
+
+// acquire is Acquire publishing through prep when it can (a file the
+// waiting Locker prepared; nil for none).
+func (s *Store) acquire(ctx context.Context, sid ID, oc OwnerContext, prep *preparedRecord) (*OwnerGuard, error) {
 	if oc.StorageWriterEpoch == nil {
 		return nil, &MissingWriterEpochError{SessionID: sid}
 	}
@@ -95,23 +101,18 @@ func (s *Store) Acquire(ctx context.Context, sid ID, oc OwnerContext) (*OwnerGua
 		return nil, err
 	}
 	defer coordinator.Close()
-	return s.register(sid, &oc, func(dir string) (*ownerEntry, error) {
-		return findIncompatibleOwner(dir, &oc)
-	})
+	return s.register(sid, &oc, func(o *Owner) bool { return !compatible(o, &oc) }, prep)
 }
 
 // register is the part of Acquire and of the maintenance transition that
-// runs with the coordinator held exclusively: prune, look for a refusing
-// owner, publish our record.
-func (s *Store) register(sid ID, oc *OwnerContext, refusing func(dir string) (*ownerEntry, error)) (*OwnerGuard, error) {
+// runs with the coordinator held exclusively: prune, look for an owner
+// that refuses us, publish our record.
+func (s *Store) register(sid ID, oc *OwnerContext, refuses func(*Owner) bool, prep *preparedRecord) (*OwnerGuard, error) {
 	dir := s.OwnerDir(sid)
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, &IOError{Op: "create directory", Path: dir, Err: err}
 	}
-	if err := pruneDeadOwnerRecords(dir); err != nil {
-		return nil, err
-	}
-	e, err := refusing(dir)
+	e, err := pruneAndFind(dir, refuses)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +127,7 @@ func (s *Store) register(sid ID, oc *OwnerContext, refusing func(dir string) (*o
 	}
 	owner := newOwner(sid, oc, s.pid(), s.now(), s.executable)
 	path := ownerPath(dir, owner.LeaseToken)
-	f, err := writeOwnerRecord(path, &owner)
+	f, err := writeOwnerRecord(path, &owner, prep)
 	if err != nil {
 		return nil, err
 	}
@@ -203,24 +204,42 @@ func pruneDeadOwnerRecords(dir string) error {
 	return nil
 }
 
-// findIncompatibleOwner returns the first decodable record not compatible
-// with oc (records that do not decode are skipped here; prune already
-// refused them).
-func findIncompatibleOwner(dir string, oc *OwnerContext) (*ownerEntry, error) {
+// pruneAndFind is prune_dead_owner_records followed by the seed's search
+// for a refusing owner (find_incompatible_owner, or first_owner in the
+// maintenance transition), in one pass over one listing: every Stale
+// record is removed, the first undecodable one fails the call (touching
+// nothing after it, as the prune does), and the first surviving record
+// that refuses is returned. The seed lists and reads the surviving
+// records a second time; with the coordinator held no record can appear
+// in between (every registration takes it), only go (an owner's release
+// does not take it), so the one difference is timing: an owner that
+// leaves just after it was read is reported as it would have been had it
+// left just after the seed's second read.
+func pruneAndFind(dir string, refuses func(*Owner) bool) (*ownerEntry, error) {
 	paths, err := jsonEntries(dir)
 	if err != nil {
 		return nil, &IOError{Op: "read directory", Path: dir, Err: err}
 	}
+	var found *ownerEntry
 	for _, p := range paths {
 		o, err := readOwner(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // released since the listing (see pruneDeadOwnerRecords)
+		}
 		if err != nil {
+			return nil, &UnverifiableError{Path: p, Err: err}
+		}
+		if classifyLiveness(p, o) == Stale {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, &IOError{Op: "remove stale owner record", Path: p, Err: err}
+			}
 			continue
 		}
-		if !compatible(o, oc) {
-			return &ownerEntry{path: p, owner: *o}, nil
+		if found == nil && refuses(o) {
+			found = &ownerEntry{path: p, owner: *o}
 		}
 	}
-	return nil, nil
+	return found, nil
 }
 
 // firstOwner returns the first decodable record at all.
