@@ -9,7 +9,9 @@
 #   BENCH_N=400 bench/run.sh     more overhead rounds (others scale from it)
 #   BENCH_COMPARE=old/leasewrap bench/run.sh   start-up rounds also time an older build
 #   BENCH_SECTIONS=seeds BENCH_QUICK=1 bench/run.sh   one lwbench section only
-#                                (startup,seeds,overhead,...), no go test -bench
+#                                (startup,seeds,overhead,jobcost,...), no go test -bench
+#   BENCH_SECTIONS=seeds,jobcost bench/run.sh   issue 24's per-run cost: every
+#                                kind ÷ (floor + kong), the job cgroup's cost
 #
 # The seeds section times every kind against its seed's own Rust code doing
 # the same protocol work: the interop harnesses' drivers (make harnesses),

@@ -24,8 +24,10 @@ func Beside(name string) string {
 
 // FindExecutable returns the executable name beside this one, else in
 // PATH. Missing, the error matches exec.ErrNotFound (exit 127) and says
-// what needs it (what) and how to install it (install).
-func FindExecutable(name, what, install string) (string, error) {
+// what needs it (what) and how to install it (install, called only then:
+// a hint that reads the build information costs every invocation that
+// finds its executable about 25 µs).
+func FindExecutable(name, what string, install func() string) (string, error) {
 	if p := Beside(name); p != "" {
 		return p, nil
 	}
@@ -37,5 +39,5 @@ func FindExecutable(name, what, install string) (string, error) {
 		where = fmt.Sprintf("at %s nor in PATH", filepath.Join(filepath.Dir(self), name))
 	}
 	return "", fmt.Errorf("%s need the %s executable, found neither %s; install it beside leasewrap (%s): %w",
-		what, name, where, install, exec.ErrNotFound)
+		what, name, where, install(), exec.ErrNotFound)
 }

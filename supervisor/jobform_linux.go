@@ -294,10 +294,11 @@ func (h *jobHold) String() string {
 	return fmt.Sprintf("process group %d", h.pgid)
 }
 
-// close removes the job's cgroup once the job is over; one that still has
-// members (LeaveStrays) is left for a later leasewrap there to sweep. One
-// run in cgroup.SweepEvery then sweeps what SIGKILLed leasewraps left
-// beside it: after the job, never on the way to its start.
+// close removes the job's cgroup once the job is over (one rmdir, the
+// usual case); one that still has members (LeaveStrays) is left for a
+// later leasewrap there to sweep. One run in cgroup.SweepEvery then
+// sweeps what SIGKILLed leasewraps left beside it: after the job, never
+// on the way to its start.
 func (h *jobHold) close(log *slog.Logger) {
 	threads.drop() // a run that started nothing lets the reserved threads go
 	if h == nil || h.cg == nil {
@@ -305,6 +306,10 @@ func (h *jobHold) close(log *slog.Logger) {
 	}
 	if mrand.IntN(cgroup.SweepEvery) == 0 {
 		defer cgroup.Sweep(filepath.Dir(h.cg.Dir()))
+	}
+	if h.cg.Remove() {
+		h.cg = nil
+		return
 	}
 	if pop, err := h.cg.Populated(); err == nil && pop {
 		log.Debug("job cgroup still has members; left in place", "cgroup", h.cg.Dir())

@@ -5,7 +5,7 @@
 //
 // Usage (see bench/run.sh, which builds leasewrap and this driver):
 //
-//	lwbench -bin bin/leasewrap -empty EMPTY -kong2 KONG2 -gorun GORUN [-claimrs C -reservers R -seedrs S -floors DIR] [-n 200] [-sections startup,seeds,overhead,...]
+//	lwbench -bin bin/leasewrap -empty EMPTY -kong2 KONG2 -gorun GORUN [-claimrs C -reservers R -seedrs S -floors DIR] [-n 200] [-sections startup,seeds,overhead,jobcost,...]
 package main
 
 import (
@@ -105,7 +105,7 @@ func main() {
 		runFlags = strings.Fields(v)
 		return nil
 	})
-	sections := flag.String("sections", "startup,seeds,overhead,handover,idioms,takeover,contention,footprint,scale,renewals", "comma-separated sections to run")
+	sections := flag.String("sections", "startup,seeds,overhead,jobcost,handover,idioms,takeover,contention,footprint,scale,renewals", "comma-separated sections to run")
 	quick := flag.Bool("quick", false, "shorter runs (footprint 10 s, fewer scale sizes, 100 renewing wrappers, 40 seeds rounds)")
 	honest := flag.Duration("honest", 60*time.Second, "length of the footprint run with the default renewal period (0 skips it)")
 	renewers := flag.Int("renewers", 1000, "concurrent renewing wrappers in the renewals section")
@@ -146,6 +146,8 @@ func main() {
 			seeds(e, sb, fb)
 		case "overhead":
 			overhead(e)
+		case "jobcost":
+			jobCost(e)
 		case "handover":
 			handover(e)
 		case "idioms":

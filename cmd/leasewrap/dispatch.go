@@ -45,7 +45,7 @@ func dispatch(args []string) (bool, error) {
 		return false, nil
 	}
 	s := k.sibling
-	path, err := cli.FindExecutable(s.exe, fmt.Sprintf("the %s verbs", kind), installHint(s))
+	path, err := cli.FindExecutable(s.exe, fmt.Sprintf("the %s verbs", kind), func() string { return installHint(s) })
 	if err != nil {
 		return true, err
 	}

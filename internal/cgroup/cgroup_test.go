@@ -362,3 +362,39 @@ func moveInto(t *testing.T, dir string, pid int) {
 		t.Fatalf("move %d into %s: %v", pid, dir, err)
 	}
 }
+
+// Remove takes an empty job cgroup away with one rmdir; with a member or
+// a nested cgroup left it removes nothing and keeps the descriptor, so
+// Close (or leaving it) is still the caller's.
+func TestRemoveOnlyWhatIsOver(t *testing.T) {
+	g, err := Create(realParent(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Kill(); g.Close() })
+	s := startIn(t, g, "sleep", "30")
+	if g.Remove() {
+		t.Fatalf("Remove of %s with a member: want false, have true", g.Dir())
+	}
+	if g.FD() < 0 {
+		t.Fatal("Remove that failed closed the descriptor")
+	}
+	s.Process.Kill()
+	<-s.done
+	inner, err := Create(g.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Remove() {
+		t.Fatal("Remove with a nested cgroup below: want false, have true")
+	}
+	if !inner.Remove() {
+		t.Fatalf("Remove of the empty nested %s: want true", inner.Dir())
+	}
+	if !g.Remove() {
+		t.Fatalf("Remove of the empty %s: want true", g.Dir())
+	}
+	if _, err := os.Stat(g.Dir()); !os.IsNotExist(err) || g.FD() != -1 {
+		t.Fatalf("want %s removed and its descriptor closed, have %v, fd %d", g.Dir(), err, g.FD())
+	}
+}

@@ -187,6 +187,23 @@ func (g *Group) Close() error {
 	return removeAll(g.dir)
 }
 
+// Remove ends a job cgroup whose job is over with one rmdir(2) and
+// releases its descriptor. It reports false, keeping both, when that did
+// not remove it (a member still there or exiting, a nested cgroup below:
+// EBUSY): whether to leave it or Close it is the caller's call. Asking
+// cgroup.events first would cost an open, a read and a close on every run
+// for the rare job that left something behind.
+func (g *Group) Remove() bool {
+	if err := unix.Rmdir(g.dir); err != nil && err != unix.ENOENT {
+		return false
+	}
+	if g.fd >= 0 {
+		unix.Close(g.fd)
+		g.fd = -1
+	}
+	return true
+}
+
 // removeAll removes dir and the cgroups below it, deepest first. rmdir of
 // a cgroup fails with EBUSY while a member is still exiting or a cgroup
 // is below it; that is retried for a bounded time (about a second). The

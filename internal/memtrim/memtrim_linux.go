@@ -12,7 +12,13 @@
 // What is NOT changed: writable mappings (the data segment, the heap) are
 // never touched, and the page cache's copy of the executable is charged
 // to whichever cgroup read it first whether or not it is mapped; only the
-// process's resident set (VmRSS, RssFile) shrinks.
+// process's resident set (VmRSS, RssFile) shrinks. How much stays shrunk
+// is the kernel's: a fault maps at least 64 KiB around it (fault-around),
+// and on kernels that cache files in large folios (6.18 measured) a fault
+// maps the whole folio, up to 2 MiB for an executable written in one
+// write (not one copied by cp or install(1), or read cold from disk), so
+// code that runs again brings its whole neighbourhood back.
+// MADV_RANDOM and MADV_NOHUGEPAGE change neither (bench/LOG.md, issue 24).
 package memtrim
 
 import (

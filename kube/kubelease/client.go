@@ -1,15 +1,20 @@
 package kubelease
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
 	"time"
 
 	coordv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 )
@@ -30,41 +35,46 @@ type LeaseInterface interface {
 	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
 }
 
-// NewClient is a client of coordination.k8s.io/v1 Leases alone, over
-// client-go's REST client with a scheme that knows only them: the same
-// requests as the typed client's, without the package inits of every
-// built-in API group that client-go's shared scheme registers (about half
-// of a wrapper's start-up in client-go's code).
+// NewClient is a client of coordination.k8s.io/v1 Leases alone: the
+// requests client-go's typed client sends, written by hand on the HTTP
+// client client-go builds from c (rest.HTTPClientFor: TLS, tokens, exec
+// credential plugins, impersonation, the user agent), with encoding/json
+// on the typed Lease (the same encoder client-go's JSON serializer uses,
+// so a PUT sends back every field the Lease type has). Neither a scheme
+// nor client-go's REST client, decoders and rate limiter run: an idle
+// holder's renewals and watch touch little code, so little of the
+// executable stays resident (docs/KUBERNETES.md, memory). What client-go's
+// REST client does that this does not: retries after a Retry-After
+// answer (the renewal loop retries on its own, until the fence), client
+// side throttling (lifted for leasewrap anyway) and printing the API
+// server's warnings.
 func NewClient(c *rest.Config) (LeasesGetter, error) {
-	s := runtime.NewScheme()
-	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
-	if err := coordv1.AddToScheme(s); err != nil {
-		return nil, fmt.Errorf("kubelease: scheme: %w", err)
-	}
 	cfg := rest.CopyConfig(c)
 	gv := coordv1.SchemeGroupVersion
 	cfg.GroupVersion = &gv
 	cfg.APIPath = "/apis"
-	cfg.NegotiatedSerializer = serializer.NewCodecFactory(s).WithoutConversion()
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = rest.DefaultKubernetesUserAgent()
 	}
-	var rc *rest.RESTClient
-	var err error
+	base, path, err := rest.DefaultServerUrlFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubelease: server address: %w", err)
+	}
+	var hc *http.Client
 	if cfg.ExecProvider != nil {
-		rc, err = pluginBoundClient(cfg)
+		hc, err = pluginBoundClient(cfg)
 	} else {
-		rc, err = rest.RESTClientFor(cfg)
+		hc, err = rest.HTTPClientFor(cfg)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("kubelease: REST client: %w", err)
+		return nil, fmt.Errorf("kubelease: HTTP client: %w", err)
 	}
-	return &client{rc: rc, pc: runtime.NewParameterCodec(s)}, nil
+	return &client{hc: hc, base: strings.TrimSuffix(base.String(), "/") + path}, nil
 }
 
 type client struct {
-	rc *rest.RESTClient
-	pc runtime.ParameterCodec
+	hc   *http.Client
+	base string // https://HOST[/PREFIX]/apis/coordination.k8s.io/v1
 }
 
 func (c *client) Leases(namespace string) LeaseInterface {
@@ -76,33 +86,141 @@ type leases struct {
 	ns string
 }
 
+// leaseType is what a Lease's body says it is.
+var leaseType = metav1.TypeMeta{APIVersion: coordv1.SchemeGroupVersion.String(), Kind: "Lease"}
+
+func (l *leases) url(name string, q url.Values) string {
+	u := l.c.base + "/namespaces/" + url.PathEscape(l.ns) + "/leases"
+	if name != "" {
+		u += "/" + url.PathEscape(name)
+	}
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	return u
+}
+
 func (l *leases) Get(ctx context.Context, name string, opts metav1.GetOptions) (*coordv1.Lease, error) {
-	out := &coordv1.Lease{}
-	err := l.c.rc.Get().Namespace(l.ns).Resource("leases").Name(name).
-		VersionedParams(&opts, l.c.pc).Do(ctx).Into(out)
-	return out, err
+	q := url.Values{}
+	set(q, "resourceVersion", opts.ResourceVersion)
+	return l.do(ctx, http.MethodGet, name, q, nil)
 }
 
 func (l *leases) Create(ctx context.Context, in *coordv1.Lease, opts metav1.CreateOptions) (*coordv1.Lease, error) {
-	out := &coordv1.Lease{}
-	err := l.c.rc.Post().Namespace(l.ns).Resource("leases").
-		VersionedParams(&opts, l.c.pc).Body(in).Do(ctx).Into(out)
-	return out, err
+	return l.do(ctx, http.MethodPost, "", writeQuery(opts.DryRun, opts.FieldManager, opts.FieldValidation), in)
 }
 
 func (l *leases) Update(ctx context.Context, in *coordv1.Lease, opts metav1.UpdateOptions) (*coordv1.Lease, error) {
+	return l.do(ctx, http.MethodPut, in.Name, writeQuery(opts.DryRun, opts.FieldManager, opts.FieldValidation), in)
+}
+
+func writeQuery(dryRun []string, manager, validation string) url.Values {
+	q := url.Values{}
+	for _, d := range dryRun {
+		q.Add("dryRun", d)
+	}
+	set(q, "fieldManager", manager)
+	set(q, "fieldValidation", validation)
+	return q
+}
+
+func set(q url.Values, k, v string) {
+	if v != "" {
+		q.Set(k, v)
+	}
+}
+
+// do sends one request (in as its JSON body, if any) and decodes the
+// Lease answered, or the error the way client-go's REST client makes it
+// (a *apierrors.StatusError), so that apierrors.IsNotFound and the rest
+// work as before.
+func (l *leases) do(ctx context.Context, method, name string, q url.Values, in *coordv1.Lease) (*coordv1.Lease, error) {
+	var body io.Reader
+	if in != nil {
+		typed := *in // shallow: only TypeMeta is set
+		typed.TypeMeta = leaseType
+		b, err := json.Marshal(&typed)
+		if err != nil {
+			return nil, err
+		}
+		body = bytes.NewReader(b)
+	}
+	resp, err := l.send(ctx, method, l.url(name, q), body)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		if name == "" && in != nil {
+			name = in.Name
+		}
+		return nil, statusError(resp, b, method, name)
+	}
 	out := &coordv1.Lease{}
-	err := l.c.rc.Put().Namespace(l.ns).Resource("leases").Name(in.Name).
-		VersionedParams(&opts, l.c.pc).Body(in).Do(ctx).Into(out)
-	return out, err
+	if err := json.Unmarshal(b, out); err != nil {
+		return nil, fmt.Errorf("kubelease: decode the Lease answered to %s: %w", method, err)
+	}
+	out.TypeMeta = metav1.TypeMeta{} // as client-go's typed client leaves it
+	return out, nil
+}
+
+func (l *leases) send(ctx context.Context, method, u string, body io.Reader) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return l.c.hc.Do(req) // its *url.Error names the method and the URL, as client-go's did
+}
+
+// statusError is the error of an answer outside 2xx, as client-go's REST
+// client builds it: the API server's Status when the body is one, else a
+// generic error for the status code with the body as its cause.
+func statusError(resp *http.Response, body []byte, method, name string) error {
+	var st metav1.Status
+	if json.Unmarshal(body, &st) == nil && st.Kind == "Status" && st.Status == metav1.StatusFailure {
+		if st.Code == 0 {
+			st.Code = int32(resp.StatusCode)
+		}
+		return &apierrors.StatusError{ErrStatus: st}
+	}
+	retry, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+	return apierrors.NewGenericServerResponse(resp.StatusCode, method, coordv1.Resource("leases"), name, strings.TrimSpace(string(body)), retry, true)
 }
 
 func (l *leases) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-	var timeout time.Duration
-	if opts.TimeoutSeconds != nil {
-		timeout = time.Duration(*opts.TimeoutSeconds) * time.Second
+	q := url.Values{"watch": {"true"}}
+	set(q, "fieldSelector", opts.FieldSelector)
+	set(q, "labelSelector", opts.LabelSelector)
+	set(q, "resourceVersion", opts.ResourceVersion)
+	set(q, "resourceVersionMatch", string(opts.ResourceVersionMatch))
+	if opts.AllowWatchBookmarks {
+		q.Set("allowWatchBookmarks", "true")
 	}
-	opts.Watch = true
-	return l.c.rc.Get().Namespace(l.ns).Resource("leases").
-		VersionedParams(&opts, l.c.pc).Timeout(timeout).Watch(ctx)
+	ctx, cancel := context.WithCancel(ctx)
+	if opts.TimeoutSeconds != nil {
+		q.Set("timeoutSeconds", strconv.FormatInt(*opts.TimeoutSeconds, 10))
+		// As client-go's request timeout: a server that never ends the
+		// watch does not hold it open past the time asked for.
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(*opts.TimeoutSeconds)*time.Second)
+	}
+	resp, err := l.send(ctx, http.MethodGet, l.url("", q), nil)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer cancel()
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return nil, statusError(resp, b, http.MethodGet, "")
+	}
+	return newStreamWatch(resp.Body, cancel), nil
 }

@@ -20,7 +20,8 @@ import (
 // TestNewClientWire checks NewClient's requests and decoding against the
 // API server's wire format (paths, query parameters, bodies, Status
 // errors, watch events). The real API server is exercised by the
-// command's tests; this pins what a scheme of Leases alone must decode.
+// command's tests; this pins what the hand-written requests and the JSON
+// decoding of Leases, Status errors and watch events must do.
 func TestNewClientWire(t *testing.T) {
 	const lease = `{"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"x","namespace":"ns","resourceVersion":"7"},"spec":{"holderIdentity":"a","leaseDurationSeconds":15,"leaseTransitions":3}}`
 	var seen []string
@@ -91,5 +92,57 @@ func TestNewClientWire(t *testing.T) {
 		if !strings.Contains(last, want) {
 			t.Errorf("watch request %s lacks %s", last, want)
 		}
+	}
+}
+
+// TestNewClientErrorsAndStop: an answer that is not a Status (a Go TLS
+// server's answer to plain HTTP, a proxy's page) is client-go's generic
+// error with the body, which Classify still reads; a watch's channel
+// closes once it is stopped, with its request ended.
+func TestNewClientErrorsAndStop(t *testing.T) {
+	const plain = "Client sent an HTTP request to an HTTPS server.\n"
+	ended := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Query().Get("watch") {
+		case "true":
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(200)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done() // held open until the client ends it
+			close(ended)
+		default:
+			w.WriteHeader(400)
+			fmt.Fprint(w, plain)
+		}
+	}))
+	defer srv.Close()
+	cl, err := NewClient(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err = cl.Leases("ns").Get(ctx, "x", metav1.GetOptions{})
+	if !apierrors.IsBadRequest(err) || !plainAtTLS(err) {
+		t.Fatalf("want a bad request that plainAtTLS recognises, have %v", err)
+	}
+	w, err := cl.Leases("ns").Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Stop()
+	w.Stop() // idempotent
+	select {
+	case _, ok := <-w.ResultChan():
+		if ok {
+			t.Fatal("want the channel closed after Stop, have an event")
+		}
+	case <-ctx.Done():
+		t.Fatal("the watch's channel is still open 10s after Stop")
+	}
+	select {
+	case <-ended:
+	case <-ctx.Done():
+		t.Fatal("the watch request still runs 10s after Stop")
 	}
 }

@@ -89,10 +89,10 @@ func (b pluginBound) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
-// pluginBoundClient is rest.RESTClientFor(cfg) for a configuration with an
+// pluginBoundClient is rest.HTTPClientFor(cfg) for a configuration with an
 // exec credential plugin, with the plugin bounded by each request's
 // context (pluginBound).
-func pluginBoundClient(cfg *rest.Config) (*rest.RESTClient, error) {
+func pluginBoundClient(cfg *rest.Config) (*http.Client, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return pastPlugin{rt} }) // inside the plugin's wrapper
 	hc, err := rest.HTTPClientFor(cfg)
@@ -100,5 +100,5 @@ func pluginBoundClient(cfg *rest.Config) (*rest.RESTClient, error) {
 		return nil, err
 	}
 	hc.Transport = pluginBound{rt: hc.Transport, plugin: cfg.ExecProvider.Command}
-	return rest.RESTClientForConfigAndClient(cfg, hc)
+	return hc, nil
 }

@@ -4,7 +4,8 @@
 # takeover after the holder's SIGKILL, hand-over on release, the wall time
 # of `kube run -- true`, API requests per second of an idle holder (audit
 # log) extrapolated to 1 000, and the memory of one holder (TestKubeMemory:
-# every process leasewrap adds, idle and during renewals). Prints medians
+# every process leasewrap adds, idle and during renewals, beside the
+# floors of kube/internal/memfloor). Prints medians
 # in ms ("bench ..." lines). Usage: bench.sh [N] (runs per figure, default
 # 5; BENCH_QUICK=1: 3).
 set -euo pipefail
