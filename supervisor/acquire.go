@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -275,7 +274,7 @@ func (r *runner) attempt(ctx context.Context, j *job) (*acquired, error) {
 	// starts the one it will hand the lease to (prestart_linux.go).
 	if err := an.Probe(ctx); err != nil {
 		if errors.Is(err, lease.ErrHeld) && r.cfg.Wait > 0 {
-			r.prestart(j, an)
+			r.prestart(j, anchoredHandover(j, an))
 		}
 		return nil, err
 	}
@@ -374,50 +373,6 @@ func (r *runner) readyToStart(ctx context.Context, j *job, ls lease.Lease, at ti
 		return at, err
 	}
 	return r.onStart(ctx, j, ls, at)
-}
-
-// startStopped starts the command stopped before its first instruction,
-// by ptrace or through the exec gate as Anchor says. Each try builds a
-// fresh exec.Cmd: a refused ptrace start leaves its Cmd used up. A child
-// that is to have the terminal gets it when it is let go (letGo), not at
-// its start: while it waits stopped, a ^C must reach leasewrap.
-func (r *runner) startStopped(j *job, h inherit.Handover) (*child, error) {
-	cmd, tty := r.prepareStopped(j, h)
-	mode := r.cfg.Anchor
-	if mode == AnchorAuto && !mayTrace(cmd.Path) {
-		mode = AnchorGate
-	}
-	var ch *child
-	var err error
-	if mode != AnchorGate {
-		ch, err = startTraced(cmd)
-		if err != nil && mode != AnchorPtrace && errors.Is(err, errPtraceRefused) {
-			r.cfg.Logger.Debug("ptrace refused; using the exec gate", "err", err)
-			mode = AnchorGate
-			cmd, _ = r.prepareStopped(j, h)
-		}
-	}
-	if mode == AnchorGate {
-		var exe string
-		if exe, err = r.helperExe("exec gate"); err == nil {
-			ch, err = startGated(cmd, exe)
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	ch.takeTTY = tty
-	return ch, nil
-}
-
-// prepareStopped is prepare for a child started stopped: it reports
-// whether the child is to have the terminal, and leaves it to letGo to
-// hand it over.
-func (r *runner) prepareStopped(j *job, h inherit.Handover) (*exec.Cmd, bool) {
-	cmd := r.prepare(j, h)
-	tty := cmd.SysProcAttr.Foreground
-	cmd.SysProcAttr.Foreground = false
-	return cmd, tty
 }
 
 // helperExe is the executable of the helper roles.

@@ -52,9 +52,10 @@ func prestarts(l lease.Locker) bool {
 	return false
 }
 
-// prestart starts j's stopped child now if none is waiting; a failure is
-// only logged: the attempt that takes the lease starts one again.
-func (r *runner) prestart(j *job, an lease.Anchor) {
+// prestart starts j's stopped child, handed h, now if none is waiting; a
+// failure is only logged: the attempt that takes the lease starts the
+// command as usual.
+func (r *runner) prestart(j *job, h inherit.Handover) {
 	if j.pending != nil || !tracedPdeathsig {
 		// Without the parent-death signal (not amd64), a traced child
 		// whose leasewrap is SIGKILLed is detached and runs: never let
@@ -63,18 +64,18 @@ func (r *runner) prestart(j *job, an lease.Anchor) {
 	}
 	unlock := lockThread()
 	defer unlock()
-	ch, err := r.startStoppedFor(j, an)
+	ch, err := r.startStoppedWith(j, h)
 	if err != nil {
 		r.cfg.Logger.Debug("could not start the stopped child while waiting; the acquiring attempt will", "err", err)
 		return
 	}
 	r.outliveEarly(ch)
-	j.pending = ch
+	j.pending, j.pendingWith = ch, h
+	r.cfg.Logger.Debug("command started stopped; it runs once the lease is ours", "pid", ch.pid)
 }
 
-// prestartForeknown starts j's stopped child, for a Foreknown kind, now
-// if none is waiting; a failure is only logged: the attempt that takes
-// the lease then starts the command as usual.
+// prestartForeknown is prestart for a Foreknown kind: the child gets the
+// descriptor the lease will be on.
 func (r *runner) prestartForeknown(j *job, fk lease.Foreknown) {
 	if j.pending != nil || !tracedPdeathsig {
 		return // as prestart
@@ -84,20 +85,7 @@ func (r *runner) prestartForeknown(j *job, fk lease.Foreknown) {
 		r.cfg.Logger.Debug("could not prepare the child's descriptor while waiting; the acquiring attempt will", "err", err)
 		return
 	}
-	h := inherit.Handover{Kind: j.locker.Kind(), Key: j.locker.Key(), Holder: fk.Holder(), File: f}
-	unlock := lockThread()
-	defer unlock()
-	ch, err := r.startStopped(j, h)
-	if err != nil {
-		r.cfg.Logger.Debug("could not start the stopped child while waiting; the acquiring attempt will", "err", err)
-		return
-	}
-	if j.hold != nil {
-		j.hold.started(ch)
-	}
-	r.outliveEarly(ch)
-	j.pending, j.pendingWith = ch, h
-	r.cfg.Logger.Debug("command started stopped; it runs once the lease is ours", "pid", ch.pid)
+	r.prestart(j, inherit.Handover{Kind: j.locker.Kind(), Key: j.locker.Key(), Holder: fk.Holder(), File: f})
 }
 
 // startPending lets j's waiting stopped child (prestartForeknown) run
@@ -157,18 +145,6 @@ func (r *runner) outliveEarly(ch *child) {
 	ch.deathsigCleared = true
 }
 
-// letGo lets a stopped child run its command, handing it the terminal
-// first when it is to have it (startStopped).
-func (r *runner) letGo(ch *child) error {
-	if ch.takeTTY {
-		ch.takeTTY = false
-		if err := setForeground(r.cfg.Stdin, ch.group.pgid); err != nil {
-			r.cfg.Logger.Debug("could not hand the terminal to the job", "err", err)
-		}
-	}
-	return ch.release()
-}
-
 // stoppedChild returns the waiting stopped child if it still waits, or a
 // newly started one.
 func (r *runner) stoppedChild(j *job, an lease.Anchor) (*child, error) {
@@ -178,7 +154,7 @@ func (r *runner) stoppedChild(j *job, an lease.Anchor) (*child, error) {
 			return ch, nil
 		}
 	}
-	return r.startStoppedFor(j, an)
+	return r.startStoppedWith(j, anchoredHandover(j, an))
 }
 
 // waiting reports whether the stopped child still waits for its release.
@@ -199,10 +175,14 @@ func (ch *child) waiting() bool {
 	return false
 }
 
-// startStoppedFor starts j's command stopped, its environment built from
-// the holder an will take the lease as.
-func (r *runner) startStoppedFor(j *job, an lease.Anchor) (*child, error) {
-	h := inherit.Handover{Kind: j.locker.Kind(), Key: j.locker.Key(), Holder: an.Holder()}
+// anchoredHandover is what an anchored kind's child is handed: the
+// holder an will take the lease as, nothing else.
+func anchoredHandover(j *job, an lease.Anchor) inherit.Handover {
+	return inherit.Handover{Kind: j.locker.Kind(), Key: j.locker.Key(), Holder: an.Holder()}
+}
+
+// startStoppedWith starts j's command stopped, handed h, as j's job.
+func (r *runner) startStoppedWith(j *job, h inherit.Handover) (*child, error) {
 	ch, err := r.startStopped(j, h)
 	if err != nil {
 		return nil, err
