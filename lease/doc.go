@@ -11,10 +11,11 @@
 // (Anchor: probe, acquire for the stopped child's pid, then the work that
 // waits for the start), the holder known before acquiring (Identity), the
 // whole hand-over known before acquiring (Foreknown: a waiter's child can
-// be started before the lease frees), a wake-up source while waiting (Notifier) or a queue of its own (Queuer),
-// a descriptor the child inherits (FileHolder), and the reason a pushed
-// loss happened (LossCause). The file-system wake-up source the local
-// kinds share is package lease/fswatch.
+// be started before the lease frees), a wake-up source while waiting
+// (Notifier) or a queue of its own (Queuer), a descriptor the child
+// inherits (FileHolder), the reason a pushed loss happened (LossCause),
+// and when the lease was last extended (Confirmed). The file-system
+// wake-up source the local kinds share is package lease/fswatch.
 //
 // Whether the job must die with leasewrap is not a capability a kind
 // declares: it follows from the lease (DiesWithLeasewrap). A lease that
@@ -38,6 +39,12 @@
 //	kube         Identity, Queuer               yes    watch: deleted,    no          yes
 //	                                                   overwritten;
 //	                                                   LossCause says how
+//
+// The etcd leases (lock, once) are also Confirmed and LossCause: they
+// record the start of the keep-alive that last extended them, the ones
+// sent while queued included, so a waiter granted the lock starts its job
+// without one more renewal when that confirmation leaves the fence rules
+// their margin.
 //
 // (reservation: the holder is the run id, known only once the key is
 // reserved or reclaimed, hence no Identity; session maintenance, a second

@@ -239,3 +239,17 @@ func DiesWithLeasewrap(ls Lease, anchored bool) bool {
 type LossCause interface {
 	LossCause() error
 }
+
+// Confirmed is an optional Lease interface of TTL kinds that know when
+// their lease was last extended: ConfirmedAt is the monotonic start
+// (time.Now() taken before the request was sent, never an answer's time)
+// of the latest request whose answer extended the lease by TTL (its grant,
+// or a keep-alive, the ones made while it waited in a queue included), or
+// the zero time. The server extended it after that instant, so the lease
+// lives at least until ConfirmedAt + TTL. A queued lease granted with a
+// recent enough confirmation starts its job with the fence counted from it
+// instead of paying one more renewal first. It may be called from any
+// goroutine.
+type Confirmed interface {
+	ConfirmedAt() time.Time
+}

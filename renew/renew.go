@@ -148,8 +148,9 @@ func (c Config) Deadline(lastOK time.Time) (fence time.Time, period time.Duratio
 // own on the monotonic clock: a Renew call that never returns (a stalled
 // disk, a dead NFS server, a partition) cannot postpone it.
 type Keeper struct {
-	c     Config
-	fence atomic.Pointer[time.Time] // zero Time when the lease has no TTL
+	c        Config
+	acquired time.Time                 // the first renewal is due a period after it
+	fence    atomic.Pointer[time.Time] // zero Time when the lease has no TTL
 }
 
 // New checks c and returns a Keeper for a lease taken at acquired (a
@@ -158,7 +159,7 @@ func New(c Config, acquired time.Time) (*Keeper, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	k := &Keeper{c: c.withDefaults()}
+	k := &Keeper{c: c.withDefaults(), acquired: acquired}
 	k.setFence(acquired)
 	return k, nil
 }
@@ -205,8 +206,16 @@ func (k *Keeper) Run(ctx context.Context) error {
 	c := k.c
 	failures := 0
 	var lastErr error // the last failed attempt's error, for the fence's reason
-	for {
+	for first := true; ; first = false {
 		wait := c.jittered(c.Period)
+		if first {
+			// The first renewal is due a period after the lease was
+			// confirmed, not after Run began: a lease whose fence counts
+			// from an older confirmation (a queued lease's last
+			// keep-alive, lease.Confirmed) keeps the retries a fresh one
+			// would have before its fence.
+			wait = max(k.acquired.Add(wait).Sub(c.clock.Now()), 0)
+		}
 		if failures > 0 {
 			// Retry sooner after a transient failure, but not in a hot loop.
 			wait = c.jittered(min(c.Period, time.Duration(failures)*c.Period/4+100*time.Millisecond))

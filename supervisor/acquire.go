@@ -214,6 +214,21 @@ func heldAttrs(err error) []any {
 func (r *runner) queued(ctx context.Context, j *job, q lease.Queuer) (*acquired, error) {
 	qctx, cancel := context.WithTimeout(ctx, r.cfg.Wait)
 	defer cancel()
+	// A queued kind's lease dies with leasewrap (a TTL that only its
+	// renewals keep): its job will need a guard. Started now, the guard
+	// waits with us and the hand-over does not pay a process start; a
+	// start that fails here is tried again (and reported) at the job's.
+	if j.guard == nil {
+		if t, err := r.startGuard(); err == nil {
+			j.guard = t
+		}
+	}
+	defer func() { // unused: the lease needed none, or nothing started
+		if j.guard != nil {
+			j.guard.done()
+			j.guard = nil
+		}
+	}()
 	for {
 		ls, err := q.AcquireWait(qctx)
 		if err != nil {
@@ -229,9 +244,16 @@ func (r *runner) queued(ctx context.Context, j *job, q lease.Queuer) (*acquired,
 		}
 		// The wait may have lasted longer than the TTL (the kind kept its
 		// lease alive meanwhile): the fence must count from a renewal whose
-		// start we know, so renew once now, before the command starts.
+		// start we know. A kind that reports its last confirmation
+		// (lease.Confirmed) recent enough for the start margin has one:
+		// the fence counts from it and the job starts without another
+		// round trip. Otherwise renew once now, before the command starts.
 		at := time.Now()
-		if ls.TTL() > 0 {
+		if c, ok := ls.(lease.Confirmed); ok && ls.TTL() > 0 && !c.ConfirmedAt().IsZero() && r.cfg.checkStartMargin(ls, c.ConfirmedAt()) == nil {
+			at = c.ConfirmedAt()
+			r.cfg.Logger.Debug("starting under the lease's last confirmation; no renewal first", "kind", j.locker.Kind(), "key", j.locker.Key(), "confirmed_ago", time.Since(at))
+		} else if ls.TTL() > 0 {
+			r.cfg.Logger.Debug("renewing the lease before the command starts", "kind", j.locker.Kind(), "key", j.locker.Key())
 			if err := ls.Renew(ctx); err != nil {
 				r.undo(j, ls, err)
 				err = fmt.Errorf("%w: lease granted after the wait but not renewable (%v); the command did not run", lease.ErrHeld, err)
@@ -347,9 +369,13 @@ func (r *runner) startUnder(ctx context.Context, j *job, ls lease.Lease, at time
 	cmd := r.prepare(j, h)
 	var ch *child
 	if lease.DiesWithLeasewrap(ls, false) {
-		var exe string
-		if exe, err = r.helperExe("job guard"); err == nil {
-			ch, err = startTethered(cmd, exe, j.hold)
+		t := j.guard // started while the lease was awaited (queued), or nil
+		j.guard = nil
+		if t == nil {
+			t, err = r.startGuard()
+		}
+		if err == nil {
+			ch, err = startTethered(cmd, t, j.hold)
 		}
 	} else if ch, err = startPlain(cmd); err == nil && j.hold != nil {
 		j.hold.started(ch)
@@ -373,6 +399,16 @@ func (r *runner) readyToStart(ctx context.Context, j *job, ls lease.Lease, at ti
 		return at, err
 	}
 	return r.onStart(ctx, j, ls, at)
+}
+
+// startGuard starts a job guard (tether_linux.go) from the helper
+// executable.
+func (r *runner) startGuard() (*tether, error) {
+	exe, err := r.helperExe("job guard")
+	if err != nil {
+		return nil, err
+	}
+	return startGuard(exe)
 }
 
 // helperExe is the executable of the helper roles.

@@ -66,6 +66,10 @@ type job struct {
 	// started with, for a Foreknown kind.
 	pending     *child
 	pendingWith inherit.Handover
+	// guard is a job guard started while a queued lease was awaited, for
+	// the job that lease's start will tether (acquire.go queued); nil
+	// otherwise.
+	guard *tether
 }
 
 // acquired is the outcome of the acquisition phase: a held lease and a
@@ -240,6 +244,9 @@ func (r *runner) runPre(ctx context.Context) (*acquired, Result, error) {
 		if err != nil {
 			res, err := notAcquired(err)
 			return nil, res, err
+		}
+		if pa.child.tether != nil {
+			pa.child.tether.done() // not settled: reap its guard here
 		}
 		log.Info("pre-step done; lease handed over to the command")
 		a, err := r.startUnder(ctx, main, ls, at)

@@ -61,6 +61,9 @@ func (r *runner) settle(a *acquired, end jobEnd) error {
 	}
 	fault.Point("supervisor.before-finish")
 	err := r.finish(a.lease, res, deadline)
+	if a.child.tether != nil {
+		a.child.tether.done() // cleared when the job ended: reap it now
+	}
 	if _, abandoned := err.(*settleTimeout); abandoned && (atExpiry || res.Lost || res.PastFence) {
 		err = fmt.Errorf("%w: %w", lease.ErrLost, err)
 	}

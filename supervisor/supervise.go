@@ -38,7 +38,7 @@ func (r *runner) supervise(ctx context.Context, a *acquired, limit time.Time, lo
 	end := jobEnd{lastOK: a.at}
 	holder := a.lease.Holder()
 	if a.child.tether != nil {
-		defer a.child.tether.done() // the job is over: the guard may go
+		defer a.child.tether.clear() // the job is over: the guard may go (settle reaps it)
 	}
 	var k *renew.Keeper
 	rc := r.cfg.renewConfig(a.lease.TTL(), a.lease.Renew)

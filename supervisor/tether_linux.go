@@ -55,15 +55,12 @@ type tether struct {
 	pid     int           // the guard process
 }
 
-// startTethered starts the job's guard, then cmd with Pdeathsig from a
-// goroutine locked to its OS thread for the job's whole life, then tells
-// the guard what the job is.
-func startTethered(cmd *exec.Cmd, guardExe string, hold *jobHold) (*child, error) {
+// startTethered starts cmd with Pdeathsig from a goroutine locked to its
+// OS thread for the job's whole life, then tells the guard t (started
+// with startGuard, before the job: a waiter starts it before its wait) what
+// the job is. t is done if the job cannot start.
+func startTethered(cmd *exec.Cmd, t *tether, hold *jobHold) (*child, error) {
 	cmd.SysProcAttr.Pdeathsig = unix.SIGKILL
-	t := &tether{release: make(chan struct{})}
-	if err := t.startGuard(guardExe); err != nil {
-		return nil, err
-	}
 	type started struct {
 		pid int
 		err error
@@ -100,10 +97,13 @@ func startTethered(cmd *exec.Cmd, guardExe string, hold *jobHold) (*child, error
 	return ch, nil
 }
 
-func (t *tether) startGuard(exe string) error {
+// startGuard starts a job guard (exe in the guard role) that waits on its
+// pipe for the job it must guard; done ends it.
+func startGuard(exe string) (*tether, error) {
+	t := &tether{release: make(chan struct{})}
 	r, w, err := os.Pipe()
 	if err != nil {
-		return fmt.Errorf("supervisor: job guard pipe: %w", err)
+		return nil, fmt.Errorf("supervisor: job guard pipe: %w", err)
 	}
 	defer r.Close()
 	cmd := exec.Command(exe)
@@ -114,21 +114,32 @@ func (t *tether) startGuard(exe string) error {
 	pid, err := spawn(cmd)
 	if err != nil {
 		w.Close()
-		return fmt.Errorf("supervisor: start the job guard %s: %w", exe, err)
+		return nil, fmt.Errorf("supervisor: start the job guard %s: %w", exe, err)
 	}
 	t.guard, t.pid = w, pid
-	return nil
+	return t, nil
 }
 
-// done gives the all-clear (the job's group is empty) and lets the locked
-// thread go. It is idempotent.
+// done gives the all-clear and waits for the guard to exit. It is
+// idempotent.
 func (t *tether) done() {
+	t.clear()
+	if t.pid > 0 {
+		var ws unix.WaitStatus
+		eintr.Retry2(func() (int, error) { return unix.Wait4(t.pid, &ws, 0, nil) })
+		t.pid = 0
+	}
+}
+
+// clear gives the all-clear (the job's group is empty) and lets the locked
+// thread go, without waiting for the guard to exit: the lease is released
+// first (settle), so that the guard's exit is not on a hand-over's path;
+// done reaps it after. It is idempotent.
+func (t *tether) clear() {
 	if t.guard != nil {
 		t.guard.Write([]byte{'d'})
 		t.guard.Close()
 		t.guard = nil
-		var ws unix.WaitStatus
-		eintr.Retry2(func() (int, error) { return unix.Wait4(t.pid, &ws, 0, nil) })
 	}
 	select {
 	case <-t.release:

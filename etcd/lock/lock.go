@@ -70,9 +70,10 @@ func New(cfg Config) (*Locker, error) {
 }
 
 var (
-	_ lease.Locker = (*Locker)(nil)
-	_ lease.Queuer = (*Locker)(nil)
-	_ lease.Lease  = (*Lease)(nil)
+	_ lease.Locker    = (*Locker)(nil)
+	_ lease.Queuer    = (*Locker)(nil)
+	_ lease.Lease     = (*Lease)(nil)
+	_ lease.Confirmed = (*Lease)(nil)
 )
 
 func (l *Locker) Kind() string { return Kind }
@@ -256,17 +257,21 @@ func (l *Locker) waitTurnAlive(ctx context.Context, c *contender, wl *waitlog.Lo
 // waitTurn waits until no key under the prefix was created before ours
 // while ours still exists: it watches the last one created before ours
 // until it is deleted, and repeats. Each look is one transaction that
-// reads the key ahead only if our own key is still ours, so the hand-over
-// costs one round trip after the delete event (it took two: the queue,
-// then our key). It returns that read's revision, or errVanished. Each
-// look at the queue is logged at debug level; when a report is due (wl),
-// the watch is left to say whom it waits for, then resumed.
+// reads the key ahead, and the first key, only if our own key is still
+// ours. When the key ahead is the first (we are next), the watch covers
+// our key too and its delete event is the turn: no read follows it (see
+// waitNext). Otherwise the hand-over costs one round trip after the
+// delete event. It returns the revision at which our turn was seen, or
+// errVanished. Each look at the queue is logged at debug level; when a
+// report is due (wl), the watch is left to say whom it waits for, then
+// resumed.
 func (l *Locker) waitTurn(ctx context.Context, c *contender, wl *waitlog.Log) (int64, error) {
 	cli := l.cfg.Client
 	ours := clientv3.Compare(clientv3.CreateRevision(c.key), "=", c.myRev)
 	ahead := clientv3.OpGet(l.pfx, append(clientv3.WithLastCreate(), clientv3.WithMaxCreateRev(c.myRev-1))...)
+	first := clientv3.OpGet(l.pfx, clientv3.WithFirstCreate()...)
 	for {
-		resp, err := cli.Txn(ctx).If(ours).Then(ahead).Commit()
+		resp, err := cli.Txn(ctx).If(ours).Then(ahead, first).Commit()
 		if err != nil {
 			return 0, err
 		}
@@ -277,11 +282,21 @@ func (l *Locker) waitTurn(ctx context.Context, c *contender, wl *waitlog.Log) (i
 		if len(pred) == 0 {
 			return resp.Header.Revision, nil
 		}
-		wl.Attempt("lock queue: waiting for the key ahead of ours to be deleted", "ahead", string(pred[0].Key), "ours", c.key)
+		head := resp.Responses[1].GetResponseRange().Kvs
+		next := len(head) > 0 && string(head[0].Key) == string(pred[0].Key)
+		wl.Attempt("lock queue: waiting for the key ahead of ours to be deleted", "ahead", string(pred[0].Key), "ours", c.key, "next", next)
 		for {
 			rctx, cancel := context.WithDeadline(ctx, wl.Next())
-			err := waitDelete(rctx, cli, string(pred[0].Key), resp.Header.Revision)
+			var turn int64
+			if next {
+				turn, err = waitNext(rctx, cli, string(pred[0].Key), c.key, c.myRev, resp.Header.Revision)
+			} else {
+				err = waitDelete(rctx, cli, string(pred[0].Key), resp.Header.Revision)
+			}
 			cancel()
+			if err == nil && turn > 0 {
+				return turn, nil
+			}
 			if err == nil {
 				break // deleted, or the watch ended: read the queue again
 			}
@@ -291,6 +306,49 @@ func (l *Locker) waitTurn(ctx context.Context, c *contender, wl *waitlog.Log) (i
 			l.report(ctx, c, wl) // a report was due
 		}
 	}
+}
+
+// waitNext waits for our turn when the key ahead of ours, pred, is the
+// first in the queue: at revision rev no other key was created before
+// ours, and none can be later (create revisions only grow). One watch,
+// from rev+1, covers the key range from pred to ours, both included, so
+// its events come in revision order: pred's deletion at revision R with no
+// event on our key at or before R proves that at R our key was still ours
+// and first, which is the turn (R is returned). Any event on our key, a
+// compaction or the watch's end returns 0: the caller reads the queue
+// again. Other waiters' keys in the range are ignored.
+func waitNext(ctx context.Context, cli *clientv3.Client, pred, ours string, myRev, rev int64) (int64, error) {
+	lo, hi := min(pred, ours), max(pred, ours)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for wr := range cli.Watch(wctx, lo, clientv3.WithRange(hi+"\x00"), clientv3.WithRev(rev+1)) {
+		if wr.CompactRevision != 0 {
+			return 0, nil
+		}
+		turn := int64(0)
+		for _, ev := range wr.Events {
+			if turn > 0 && ev.Kv.ModRevision > turn {
+				break // later than the turn: not our business here
+			}
+			switch string(ev.Kv.Key) {
+			case ours:
+				if ev.Type == clientv3.EventTypeDelete || ev.Kv.CreateRevision != myRev {
+					return 0, nil // ours is gone or another's: read again
+				}
+			case pred:
+				if ev.Type == clientv3.EventTypeDelete && turn == 0 {
+					turn = ev.Kv.ModRevision
+				}
+			}
+		}
+		if turn > 0 {
+			return turn, nil
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	return 0, nil // the watch ended: the caller reads the queue again
 }
 
 // report says whom the waiter waits for: the holder's key and lease, the
@@ -378,6 +436,11 @@ func (le *Lease) TTL() time.Duration { return le.c.s.TTL() }
 
 // Renew sends one keep-alive; see session.Session.Renew.
 func (le *Lease) Renew(ctx context.Context) error { return le.c.s.Renew(ctx) }
+
+// ConfirmedAt is the start of the latest grant or keep-alive of the
+// lock's lease, the waiter's own keep-alives in the queue included
+// (lease.Confirmed).
+func (le *Lease) ConfirmedAt() time.Time { return le.c.s.ConfirmedAt() }
 
 // Holder is this wrapper's identity (LEASEWRAP_HOLDER).
 func (le *Lease) Holder() string { return le.l.cfg.Holder }

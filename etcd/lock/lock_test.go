@@ -187,3 +187,80 @@ func TestRevokeIsLossAtOnce(t *testing.T) {
 	}
 	l.Finish(context.Background(), lease.Result{Lost: true})
 }
+
+// TestNextInLineIsGrantedOnlyWhileItsKeyIsOurs: the waiter next in line
+// takes the holder key's delete event as its turn without a read (one
+// watch covers both keys). Its own key gone at or before that delete (in
+// the same transaction, or before it) must not be granted: it queues again
+// with a new key. With its key intact the turn's revision is the delete's.
+func TestNextInLineIsGrantedOnlyWhileItsKeyIsOurs(t *testing.T) {
+	c := etcdtest.Start(t, etcdtest.Options{})
+	cli := c.Client(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		deletes func(holder, waiter string) error
+		same    bool // the waiter keeps its key
+	}{
+		{"holder-only", func(h, w string) error {
+			_, err := cli.Delete(ctx, h)
+			return err
+		}, true},
+		{"both-in-one-txn", func(h, w string) error {
+			_, err := cli.Txn(ctx).Then(clientv3.OpDelete(w), clientv3.OpDelete(h)).Commit()
+			return err
+		}, false},
+		{"ours-first", func(h, w string) error {
+			if _, err := cli.Delete(ctx, w); err != nil {
+				return err
+			}
+			_, err := cli.Delete(ctx, h)
+			return err
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name := "next-" + tc.name
+			holder, err := newLocker(t, cli, name).Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer holder.Finish(ctx, lease.Result{})
+			type got struct {
+				l   lease.Lease
+				err error
+			}
+			gotc := make(chan got, 1)
+			go func() {
+				l, err := newLocker(t, cli, name).AcquireWait(ctx)
+				gotc <- got{l, err}
+			}()
+			waitKeys(t, cli, name+"/", 2)
+			resp, err := cli.Get(ctx, name+"/", clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend))
+			if err != nil || len(resp.Kvs) != 2 {
+				t.Fatalf("want the holder's and the waiter's keys, have %v %v", resp, err)
+			}
+			waiterKey := string(resp.Kvs[1].Key)
+			time.Sleep(100 * time.Millisecond) // let the waiter watch
+			if err := tc.deletes(string(resp.Kvs[0].Key), waiterKey); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case g := <-gotc:
+				if g.err != nil {
+					t.Fatal(g.err)
+				}
+				defer g.l.Finish(ctx, lease.Result{})
+				key := g.l.(*Lease).LockKey()
+				if (key == waiterKey) != tc.same {
+					t.Fatalf("want the waiter granted with its first key %s: %v, have %s", waiterKey, tc.same, key)
+				}
+				now, err := cli.Get(ctx, key)
+				if err != nil || len(now.Kvs) != 1 || now.Kvs[0].CreateRevision != g.l.(*Lease).Fence() {
+					t.Fatalf("the granted key %s is not the waiter's: %v %v", key, now, err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the waiter was not granted within 10s")
+			}
+		})
+	}
+}

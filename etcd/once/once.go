@@ -66,9 +66,10 @@ type Locker struct {
 }
 
 var (
-	_ lease.Locker = (*Locker)(nil)
-	_ lease.Queuer = (*Locker)(nil)
-	_ lease.Lease  = (*Lease)(nil)
+	_ lease.Locker    = (*Locker)(nil)
+	_ lease.Queuer    = (*Locker)(nil)
+	_ lease.Lease     = (*Lease)(nil)
+	_ lease.Confirmed = (*Lease)(nil)
 )
 
 // New returns a Locker for cfg.
@@ -310,6 +311,10 @@ func (le *Lease) Holder() string { return le.rec.Holder }
 
 func (le *Lease) TTL() time.Duration              { return le.s.TTL() }
 func (le *Lease) Renew(ctx context.Context) error { return le.s.Renew(ctx) }
+
+// ConfirmedAt is the start of the latest grant or keep-alive of the
+// record's lease (lease.Confirmed).
+func (le *Lease) ConfirmedAt() time.Time { return le.s.ConfirmedAt() }
 
 // Done is closed when the session expires or the record is deleted or
 // replaced (watched).

@@ -7,9 +7,15 @@
 # beside LEASEWRAP when there is one; the job left out) against etcdctl
 # lock's, summed VmRSS sampled every 50 ms over MEM_WINDOW s (default 10)
 # of renewals every second: idle (median) and peak, in kB.
-# Usage: bench.sh [LEASEWRAP] [N]
+# The hand-over rounds are interleaved (leasewrap, etcdctl, and BEFORE
+# when set: another leasewrap-etcd, e.g. main's build, order rotating each
+# round) and reported as p50/p95 with the median of per-round ratios over
+# etcdctl's, so a loaded machine's noise hits every variant alike.
+# Usage: [BEFORE=path] [HANDOVER_N=20] [SECTIONS=handover,takeover,memory] bench.sh [LEASEWRAP] [N]
 set -euo pipefail
-LW=${1:-bin/leasewrap-etcd}; N=${2:-5}
+LW=${1:-bin/leasewrap-etcd}; N=${2:-5}; HN=${HANDOVER_N:-20}
+SECTIONS=${SECTIONS:-handover,takeover,memory}
+want() { case ",$SECTIONS," in *",$1,"*) return 0;; esac; return 1; }
 export ETCDCTL_API=3
 . "$(dirname "$0")/lib.sh"
 trap etcd_stop EXIT
@@ -17,18 +23,43 @@ etcd_start
 now() { date +%s%N; }
 median() { sort -n | awk '{a[NR]=$1} END {print int(a[int((NR+1)/2)]/1e6)}'; }
 holder() { # tool name cmd...
-  local tool=$1 name=$2; shift 2
-  if [ "$tool" = lw ]; then exec "$LW" -q lock run "$name" --endpoints "$EP" --ttl "${TTL:-5}s" --kill-grace 1s --renew-every 1s --wait 20s -- "$@"
+  local tool=$1 name=$2 exe=$LW; shift 2
+  [ "$tool" = before ] && exe=$BEFORE
+  if [ "$tool" != etcdctl ]; then exec "$exe" -q lock run "$name" --endpoints "$EP" --ttl "${TTL:-5}s" --kill-grace 1s --renew-every 1s --wait 20s -- "$@"
   else exec etcdctl --endpoints "$EP" lock --ttl 5 "$name" -- "$@"; fi
 }
+# One hand-over: the holder's child writes its end time and exits; the
+# waiter's child writes its start time. Prints the gap in ns.
+handover() { # tool name
+  local tool=$1 name=$2 h
+  holder "$tool" "$name" sh -c "sleep 0.5; date +%s%N > $T/a" &
+  h=$!; sleep 0.2
+  (holder "$tool" "$name" sh -c "date +%s%N > $T/b")
+  wait $h
+  echo $(( $(cat "$T/b") - $(cat "$T/a") ))
+}
+if want handover; then
+  tools=(lw etcdctl); [ -n "${BEFORE:-}" ] && tools=(lw before etcdctl)
+  : > "$T/ho"
+  for i in $(seq "$HN"); do
+    k=$(( i % ${#tools[@]} ))
+    for tool in "${tools[@]:k}" "${tools[@]:0:k}"; do
+      echo "$i $tool $(handover "$tool" "h$tool$i")" >> "$T/ho"
+    done
+  done
+  # p50/p95 per tool (ms), and the median over rounds of tool ÷ etcdctl.
+  for tool in "${tools[@]}"; do
+    awk -v t="$tool" '$2 == t {print $3}' "$T/ho" | sort -n |
+      awk -v t="$tool" '{a[NR]=$1/1e6} END {printf "handover_ms %s p50 %.2f p95 %.2f (%d rounds)", t, a[int((NR+1)/2)], a[int(NR*0.95+0.5)], NR}'
+    if [ "$tool" != etcdctl ]; then
+      awk -v t="$tool" '$2 == t {x[$1]=$3} $2 == "etcdctl" {e[$1]=$3} END {for (r in x) if (e[r] > 0) print x[r]/e[r]}' "$T/ho" | sort -n |
+        awk '{a[NR]=$1} END {printf " per-round ratio to etcdctl %.2f", a[int((NR+1)/2)]}'
+    fi
+    echo
+  done
+fi
+if want takeover; then
 for tool in lw etcdctl; do
-  for i in $(seq "$N"); do
-    holder $tool "h$tool$i" sh -c "sleep 0.5; date +%s%N > $T/a" &
-    h=$!; sleep 0.2
-    (holder $tool "h$tool$i" sh -c "date +%s%N > $T/b")
-    wait $h
-    echo $(( $(cat $T/b) - $(cat $T/a) ))
-  done | median | sed "s/^/handover_ms $tool /"
   for i in $(seq "$N"); do
     holder $tool "k$tool$i" sleep 30 &
     h=$!; sleep 0.5
@@ -37,11 +68,13 @@ for tool in lw etcdctl; do
     # (TTL - grace - margin) fences the waiter at once.
     TTL=10 holder $tool "k$tool$i" sh -c "date +%s%N > $T/b" &
     w=$!; sleep 0.3
+    kids=$(cat /proc/$h/task/*/children 2>/dev/null || true)
     k=$(now); kill -9 $h; wait $w
     echo $(( $(cat $T/b) - k ))
-    pkill -9 -f "sleep 30" 2>/dev/null || true  # etcdctl's orphaned child
+    for c in $kids; do kill -9 "$c" 2>/dev/null || true; done  # etcdctl's orphaned child
   done | median | sed "s/^/takeover_after_sigkill_ms(ttl 5s) $tool /"
 done
+fi
 
 # Memory: VmRSS summed over a process and its descendants, the job (sleep)
 # left out, sampled while the holder renews every second.
@@ -68,8 +101,12 @@ memory() { # tool
   while [ "$(date +%s)" -lt "$end" ]; do tree_rss $pid; sleep 0.05; done | sort -n |
     awk -v t="$tool" '{a[NR]=$1} END {printf "memory_rss_kB %s idle %d peak %d (%d samples)\n", t, a[int((NR+1)/2)], a[NR], NR}'
   local kids; kids=$(cat /proc/$pid/task/*/children 2>/dev/null || true)
-  kill -TERM $pid 2>/dev/null || true; wait $pid 2>/dev/null || true
+  kill -TERM $pid 2>/dev/null || true
+  for _ in $(seq 20); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+  kill -9 $pid 2>/dev/null || true; wait $pid 2>/dev/null || true  # etcdctl may linger on TERM
   for k in $kids; do kill -9 "$k" 2>/dev/null || true; done  # etcdctl leaves its child
 }
-memory lw
-memory etcdctl
+if want memory; then
+  memory lw
+  memory etcdctl
+fi

@@ -2,7 +2,9 @@
 // once, kept alive by one KeepAliveOnce per renewal attempt (never by a
 // background loop that could renew behind the fence), watched through the
 // holder's own key so that a deletion or revocation is loss at once, and
-// never renewed again once it is closed.
+// never renewed again once it is closed. It records the monotonic start of
+// the request that last extended the lease (the grant or a keep-alive), so
+// that the supervisor can count a fence from it (lease.Confirmed).
 package session
 
 import (
@@ -27,13 +29,14 @@ type Session struct {
 	id  clientv3.LeaseID
 	ttl time.Duration
 
-	mu     sync.Mutex
-	closed bool // no renewal after Close, ever
-	lost   chan struct{}
-	cause  error // why lost closed (set before it closes)
-	once   sync.Once
-	stop   context.CancelFunc
-	wg     sync.WaitGroup
+	mu        sync.Mutex
+	closed    bool      // no renewal after Close, ever
+	confirmed time.Time // start of the latest request that extended the lease
+	lost      chan struct{}
+	cause     error // why lost closed (set before it closes)
+	once      sync.Once
+	stop      context.CancelFunc
+	wg        sync.WaitGroup
 }
 
 // Grant asks for a lease of ttl (whole seconds) and keeps the TTL the
@@ -43,17 +46,51 @@ func Grant(ctx context.Context, cli *clientv3.Client, ttl time.Duration) (*Sessi
 	if secs < 1 {
 		secs = 1
 	}
+	sent := time.Now() // before the request: the lease runs from no earlier
 	resp, err := cli.Grant(ctx, secs)
 	if err != nil {
 		return nil, conn.Classify(fmt.Errorf("grant a %ds lease: %w", secs, err))
 	}
 	return &Session{
-		cli:  cli,
-		id:   resp.ID,
-		ttl:  time.Duration(resp.TTL) * time.Second,
-		lost: make(chan struct{}),
-		stop: func() {},
+		cli:       cli,
+		id:        resp.ID,
+		ttl:       time.Duration(resp.TTL) * time.Second,
+		lost:      make(chan struct{}),
+		stop:      func() {},
+		confirmed: sent,
 	}, nil
+}
+
+// ConfirmedAt is the monotonic start of the latest request that extended
+// the lease by its TTL: the grant, or a keep-alive (Renew, KeepAlive)
+// whose answer granted a TTL. The server extended it after that instant,
+// so the lease lives at least until ConfirmedAt + TTL (lease.Confirmed).
+func (s *Session) ConfirmedAt() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.confirmed
+}
+
+// keepAliveOnce sends one keep-alive and, when its answer grants a TTL,
+// records the request's start as the latest confirmation. It returns the
+// answer's error, rpctypes.ErrLeaseNotFound for an answer without TTL.
+func (s *Session) keepAliveOnce(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, s.AttemptTimeout())
+	defer cancel()
+	sent := time.Now() // before the request, never the answer's time
+	resp, err := s.cli.KeepAliveOnce(ctx, s.id)
+	if err != nil {
+		return err
+	}
+	if resp.TTL <= 0 {
+		return rpctypes.ErrLeaseNotFound
+	}
+	s.mu.Lock()
+	if sent.After(s.confirmed) {
+		s.confirmed = sent
+	}
+	s.mu.Unlock()
+	return nil
 }
 
 // ID is the lease id.
@@ -84,12 +121,7 @@ func (s *Session) Renew(ctx context.Context) error {
 		return fmt.Errorf("etcd lease %s: its key was deleted: %w", s.Hex(), lease.ErrLost)
 	default:
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.AttemptTimeout())
-	defer cancel()
-	resp, err := s.cli.KeepAliveOnce(ctx, s.id)
-	if err == nil && resp.TTL <= 0 {
-		err = rpctypes.ErrLeaseNotFound
-	}
+	err := s.keepAliveOnce(ctx)
 	if errors.Is(err, rpctypes.ErrLeaseNotFound) {
 		return fmt.Errorf("etcd lease %s: expired or revoked: %w", s.Hex(), lease.ErrLost)
 	}
@@ -102,10 +134,8 @@ func (s *Session) Renew(ctx context.Context) error {
 // KeepAlive sends one keep-alive before the lease is held (while
 // queueing), regardless of Close and of the watch.
 func (s *Session) KeepAlive(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, s.AttemptTimeout())
-	defer cancel()
-	resp, err := s.cli.KeepAliveOnce(ctx, s.id)
-	if errors.Is(err, rpctypes.ErrLeaseNotFound) || (err == nil && resp.TTL <= 0) {
+	err := s.keepAliveOnce(ctx)
+	if errors.Is(err, rpctypes.ErrLeaseNotFound) {
 		return fmt.Errorf("etcd lease %s: expired while queueing: %w", s.Hex(), lease.ErrLost)
 	}
 	return err
