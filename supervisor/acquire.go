@@ -125,7 +125,7 @@ func (r *runner) attemptLoop(ctx context.Context, j *job) (*acquired, error) {
 	log := r.cfg.Logger.With("kind", j.locker.Kind(), "key", j.locker.Key())
 	began := time.Now()
 	deadline := began.Add(wait)
-	if _, ok := j.locker.(lease.Anchor); ok && wait > 0 {
+	if prestarts(j.locker) && wait > 0 {
 		// A stopped child may wait with us (prestart_linux.go): ptrace
 		// answers only the thread that started it.
 		unlock := lockThread()
@@ -281,7 +281,13 @@ func (r *runner) attempt(ctx context.Context, j *job) (*acquired, error) {
 		at := time.Now()
 		ls, err := j.locker.Acquire(ctx)
 		if err != nil {
+			if fk, ok := j.locker.(lease.Foreknown); ok && errors.Is(err, lease.ErrHeld) && r.cfg.Wait > 0 {
+				r.prestartForeknown(j, fk) // prestart_linux.go
+			}
 			return nil, err
+		}
+		if j.pending != nil {
+			return r.startPending(ctx, j, ls, at)
 		}
 		return r.startUnder(ctx, j, ls, at)
 	}
@@ -290,7 +296,7 @@ func (r *runner) attempt(ctx context.Context, j *job) (*acquired, error) {
 	// starts the one it will hand the lease to (prestart_linux.go).
 	if err := an.Probe(ctx); err != nil {
 		if errors.Is(err, lease.ErrHeld) && r.cfg.Wait > 0 {
-			r.prestart(j, an)
+			r.prestart(j, anchoredHandover(j, an))
 		}
 		return nil, err
 	}
@@ -325,7 +331,7 @@ func (r *runner) attempt(ctx context.Context, j *job) (*acquired, error) {
 		r.undo(j, ls, err)
 		return nil, err
 	}
-	if ch.traced && tracedPdeathsig {
+	if ch.traced && tracedPdeathsig && !ch.deathsigCleared {
 		if err := clearPdeathsig(ch.pid); err != nil {
 			// Still safe: the command then dies with leasewrap, which
 			// ends its claim too.
@@ -337,7 +343,7 @@ func (r *runner) attempt(ctx context.Context, j *job) (*acquired, error) {
 		r.undo(j, ls, err)
 		return nil, err
 	}
-	if err := ch.release(); err != nil {
+	if err := r.letGo(ch); err != nil {
 		ch.kill()
 		r.undo(j, ls, err)
 		return nil, err
@@ -351,16 +357,8 @@ func (r *runner) attempt(ctx context.Context, j *job) (*acquired, error) {
 // lease is settled as never run if the command cannot start.
 func (r *runner) startUnder(ctx context.Context, j *job, ls lease.Lease, at time.Time) (*acquired, error) {
 	fault.Point("supervisor.after-acquire-before-start")
-	if err := r.cfg.ValidateTiming(ls.TTL()); err != nil {
-		r.undo(j, ls, err)
-		return nil, err
-	}
-	if err := r.cfg.checkStartMargin(ls, at); err != nil {
-		r.undo(j, ls, err)
-		return nil, err
-	}
-	var err error
-	if at, err = r.onStart(ctx, j, ls, at); err != nil {
+	at, err := r.readyToStart(ctx, j, ls, at)
+	if err != nil {
 		r.undo(j, ls, err)
 		return nil, err
 	}
@@ -389,28 +387,18 @@ func (r *runner) startUnder(ctx context.Context, j *job, ls lease.Lease, at time
 	return &acquired{lease: ls, child: ch, at: at}, nil
 }
 
-// startStopped starts the command stopped before its first instruction,
-// by ptrace or through the exec gate as Anchor says. Each try builds a
-// fresh exec.Cmd: a refused ptrace start leaves its Cmd used up.
-func (r *runner) startStopped(j *job, h inherit.Handover) (*child, error) {
-	cmd := r.prepare(j, h)
-	mode := r.cfg.Anchor
-	if mode == AnchorAuto && !mayTrace(cmd.Path) {
-		mode = AnchorGate
+// readyToStart makes the checks and runs the on-start hook due between
+// taking ls (by an attempt that began at at) and starting a command under
+// it, and returns the start of the renewal the fence counts from (see
+// onStart). On an error the command must not start.
+func (r *runner) readyToStart(ctx context.Context, j *job, ls lease.Lease, at time.Time) (time.Time, error) {
+	if err := r.cfg.ValidateTiming(ls.TTL()); err != nil {
+		return at, err
 	}
-	if mode != AnchorGate {
-		ch, err := startTraced(cmd)
-		if err == nil || mode == AnchorPtrace || !errors.Is(err, errPtraceRefused) {
-			return ch, err
-		}
-		r.cfg.Logger.Debug("ptrace refused; using the exec gate", "err", err)
-		cmd = r.prepare(j, h)
+	if err := r.cfg.checkStartMargin(ls, at); err != nil {
+		return at, err
 	}
-	exe, err := r.helperExe("exec gate")
-	if err != nil {
-		return nil, err
-	}
-	return startGated(cmd, exe)
+	return r.onStart(ctx, j, ls, at)
 }
 
 // startGuard starts a job guard (tether_linux.go) from the helper

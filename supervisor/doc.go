@@ -70,6 +70,16 @@
 // the child's pid and only then is the child let go; if acquisition fails
 // the command never runs.
 //
+// Waiting with the child started. A waiter (Config.Wait > 0) of an
+// anchored kind, or of a kind whose whole hand-over is known before any
+// attempt (lease.Foreknown: the flock kind, whose lock belongs to the
+// descriptor the child inherits), starts that stopped child at its first
+// attempt that finds the lease held and keeps it across attempts, in the
+// job's cgroup; the hand-over is then the acquisition and the child's
+// release. It runs only once an attempt has taken the lease; a waiter
+// that gives up kills it, and one that dies takes it along. The terminal
+// stays with leasewrap until the child is let go.
+//
 // A lease that only leasewrap keeps alive (lease.DiesWithLeasewrap: a TTL,
 // no inherited descriptor, no recorded pid — an etcd session) makes the
 // job die with leasewrap: the child has a parent-death signal and a guard

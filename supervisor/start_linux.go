@@ -26,6 +26,10 @@ type child struct {
 	// Exactly one of these holds the child before it runs its command.
 	traced bool     // stopped at execve under our ptrace (release: detach)
 	gate   *os.File // write end of the exec gate's pipe (release: write)
+	// takeTTY: a stopped child gets the terminal when it is let go
+	// (letGo), not at its start. deathsigCleared: a traced child's
+	// parent-death signal is already cleared (prestart_linux.go).
+	takeTTY, deathsigCleared bool
 
 	// pidOnly: the lease's liveness is this pid alone (a claim without
 	// TTL), so the lease ends with it and its leftovers are killed at once.

@@ -104,6 +104,11 @@ func idiomVariants(e *env) []*hoVariant {
 		}}, &hoVariant{name: "leasewrap flock run --wait; holder " + id.name, base: base, round: func(e *env, _ int) (time.Duration, error) {
 			return idiomOne(e, lockFile, id, e.lw(withCmd([]string{"flock", "run", lockFile}, []string{"--wait", "30s"}, []string{"echo", "go"})), "waiting")
 		}})
+		if e.compare != "" { // the same waiter of another build (-compare), in the same rounds
+			vs = append(vs, &hoVariant{name: "-compare build: flock run --wait; holder " + id.name, base: base, round: func(e *env, _ int) (time.Duration, error) {
+				return idiomOne(e, lockFile, id, e.lwBin(e.compare, withCmd([]string{"flock", "run", lockFile}, []string{"--wait", "30s"}, []string{"echo", "go"})), "waiting")
+			}})
+		}
 	}
 	var hs []*handoff
 	for _, h := range handoffs(e) {

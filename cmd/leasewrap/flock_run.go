@@ -39,7 +39,9 @@ Differences: a held lock exits 75 (flock(1): 1); PATH must be a regular file
 (a symlink, directory, FIFO, device or second hard link at PATH is refused,
 where flock(1) follows or locks it). A waiter blocks in flock(2) as
 flock(1) -w does, so it takes the lock the moment the holder closes or
-unlocks (flock -u) it.
+unlocks (flock -u) it; its command is started while it waits, stopped
+(ps shows it), and runs only once the lock is its own: a waiter that
+gives up kills it unrun.
 
 --slots N allows N holders at once: slot 0 is PATH itself, slot i is PATH.i
 (a runner pool: leasewrap flock run /var/lock/build.lock --slots 3 --wait 1h

@@ -91,9 +91,10 @@ func TestFlockWaitLeasewrapHolderFlock1Waiter(t *testing.T) {
 }
 
 // TestFlockWaitGivingUpLeavesNothing: a waiter blocked in the kernel's
-// wait that gives up (its --wait runs out, a signal, SIGKILL) runs
-// nothing and holds nothing afterwards: when the holder then lets go by
-// `flock -u` (no close anywhere), flock -n gets the lock.
+// wait, its command started and stopped beside it, that gives up (its
+// --wait runs out, a signal, SIGKILL) runs nothing, leaves no process and
+// holds nothing afterwards: when the holder then lets go by `flock -u`
+// (no close anywhere), flock -n gets the lock.
 func TestFlockWaitGivingUpLeavesNothing(t *testing.T) {
 	needFlock1(t)
 	for _, tc := range []struct {
@@ -113,11 +114,15 @@ func TestFlockWaitGivingUpLeavesNothing(t *testing.T) {
 			lock := filepath.Join(dir, "job.lock")
 			ready, release, released, gone := filepath.Join(dir, "ready"), filepath.Join(dir, "release"), filepath.Join(dir, "released"), filepath.Join(dir, "gone")
 			shellHolder(t, lock, release, ready, released, gone, "flock -u 9")
-			ran := filepath.Join(dir, "ran")
-			waiter := startLW(t, nil, "flock", "run", lock, "--wait", tc.wait, "--", "touch", ran)
+			ran := filepath.Join(dir, "ran-marker")
+			waiter := startLW(t, nil, "flock", "run", lock, "--wait", tc.wait, "--log-level", "debug", "--", "touch", ran)
 			if have := giveUp(t, waiter, tc.sig); have != tc.want {
 				t.Fatalf("waiter: want %d, have %d\n%s", tc.want, have, &waiter.stderr)
 			}
+			if !strings.Contains(waiter.stderr.String(), "command started stopped") {
+				t.Fatalf("the waiter did not start its command stopped while waiting\n%s", &waiter.stderr)
+			}
+			waitFor(t, "the waiter's stopped child to be gone", func() bool { return len(processesWith(ran)) == 0 })
 			os.WriteFile(release, nil, 0o644)
 			waitFor(t, "the holder's flock -u", func() bool { return exists(released) })
 			if !flockN(t, "-x", lock) {

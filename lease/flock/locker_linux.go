@@ -47,9 +47,10 @@ type Locker struct {
 }
 
 var (
-	_ lease.Locker   = (*Locker)(nil)
-	_ lease.Notifier = (*Locker)(nil)
-	_ lease.Identity = (*Locker)(nil)
+	_ lease.Locker    = (*Locker)(nil)
+	_ lease.Notifier  = (*Locker)(nil)
+	_ lease.Identity  = (*Locker)(nil)
+	_ lease.Foreknown = (*Locker)(nil)
 )
 
 // NewLocker checks c and returns its Locker. The errors are the caller's
@@ -96,16 +97,28 @@ func (l *Locker) Holder() string { return l.holder }
 // Key is the lock file's absolute path.
 func (l *Locker) Key() string { return l.path }
 
-// Acquire tries once to lock the file (LOCK_NB). Contention is a
-// *lease.HeldError naming the holder's pid when /proc/locks shows it; a
-// planted symlink, FIFO, device or hard link matches lease.ErrRefused.
-func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
+// HandoverFile opens the lock file if no attempt has yet and returns the
+// descriptor a successful Acquire locks and hands over (lease.Foreknown):
+// the Locker keeps one open file description across attempts, so a
+// child that inherits it before the lock is taken holds the lock the
+// moment it is granted to that description.
+func (l *Locker) HandoverFile() (*os.File, error) {
 	if l.f == nil {
 		f, err := open(l.path)
 		if err != nil {
 			return nil, err
 		}
 		l.f = f
+	}
+	return l.f, nil
+}
+
+// Acquire tries once to lock the file (LOCK_NB). Contention is a
+// *lease.HeldError naming the holder's pid when /proc/locks shows it; a
+// planted symlink, FIFO, device or hard link matches lease.ErrRefused.
+func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
+	if _, err := l.HandoverFile(); err != nil {
+		return nil, err
 	}
 	how := unix.LOCK_EX
 	if l.shared {

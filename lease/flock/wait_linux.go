@@ -42,12 +42,8 @@ var _ lease.Wake = (*kernelWait)(nil)
 // kernel's own wait on it (see kernelWait). It is called before the first
 // attempt; the blocking call starts at the first Wait.
 func (l *Locker) Notify(context.Context) (lease.Wake, error) {
-	if l.f == nil {
-		f, err := open(l.path)
-		if err != nil {
-			return nil, err
-		}
-		l.f = f
+	if _, err := l.HandoverFile(); err != nil {
+		return nil, err
 	}
 	rc, err := l.f.SyscallConn()
 	if err != nil {
