@@ -150,7 +150,7 @@ func (l *leases) do(ctx context.Context, method, name string, q url.Values, in *
 		return nil, err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
+	b, err := readBody(resp)
 	if err != nil {
 		return nil, err
 	}
@@ -180,6 +180,23 @@ func (l *leases) send(ctx context.Context, method, u string, body io.Reader) (*h
 	return l.c.hc.Do(req) // its *url.Error names the method and the URL, as client-go's did
 }
 
+// maxBody bounds what one answer may make leasewrap read: a Lease or a
+// Status is a few kilobytes, and an object in etcd at most 1.5 MiB.
+const maxBody = 4 << 20
+
+// readBody reads resp's body, refusing one over maxBody (a proxy or a
+// server that is not an API server answering endlessly).
+func readBody(resp *http.Response) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxBody {
+		return nil, fmt.Errorf("kubelease: the answer from %s is over %d MiB: not an API server's", resp.Request.URL.Redacted(), maxBody>>20)
+	}
+	return b, nil
+}
+
 // statusError is the error of an answer outside 2xx, as client-go's REST
 // client builds it: the API server's Status when the body is one, else a
 // generic error for the status code with the body as its cause.
@@ -204,12 +221,14 @@ func (l *leases) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Inte
 	if opts.AllowWatchBookmarks {
 		q.Set("allowWatchBookmarks", "true")
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	var cancel context.CancelFunc
 	if opts.TimeoutSeconds != nil {
 		q.Set("timeoutSeconds", strconv.FormatInt(*opts.TimeoutSeconds, 10))
 		// As client-go's request timeout: a server that never ends the
 		// watch does not hold it open past the time asked for.
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(*opts.TimeoutSeconds)*time.Second)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
 	}
 	resp, err := l.send(ctx, http.MethodGet, l.url("", q), nil)
 	if err != nil {
@@ -219,7 +238,7 @@ func (l *leases) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Inte
 	if resp.StatusCode != http.StatusOK {
 		defer cancel()
 		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
+		b, _ := readBody(resp)
 		return nil, statusError(resp, b, http.MethodGet, "")
 	}
 	return newStreamWatch(resp.Body, cancel), nil

@@ -1,6 +1,7 @@
 package kubelease
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -111,6 +112,16 @@ func TestNewClientErrorsAndStop(t *testing.T) {
 			<-r.Context().Done() // held open until the client ends it
 			close(ended)
 		default:
+			if strings.HasSuffix(r.URL.Path, "/endless") {
+				// Not an API server: an answer that does not end.
+				chunk := bytes.Repeat([]byte("x"), 64<<10)
+				for i := 0; i < (maxBody>>16)+4; i++ {
+					if _, err := w.Write(chunk); err != nil {
+						return
+					}
+				}
+				return
+			}
 			w.WriteHeader(400)
 			fmt.Fprint(w, plain)
 		}
@@ -125,6 +136,9 @@ func TestNewClientErrorsAndStop(t *testing.T) {
 	_, err = cl.Leases("ns").Get(ctx, "x", metav1.GetOptions{})
 	if !apierrors.IsBadRequest(err) || !plainAtTLS(err) {
 		t.Fatalf("want a bad request that plainAtTLS recognises, have %v", err)
+	}
+	if _, err = cl.Leases("ns").Get(ctx, "endless", metav1.GetOptions{}); err == nil || !strings.Contains(err.Error(), "not an API server's") {
+		t.Fatalf("an answer over %d bytes: want it refused, have %v", maxBody, err)
 	}
 	w, err := cl.Leases("ns").Watch(ctx, metav1.ListOptions{})
 	if err != nil {
