@@ -164,3 +164,99 @@ func JobCgroupGone(t testing.TB, stderr string) {
 		}
 	}
 }
+
+// WaitCgroupEmpty waits up to 10 s for the cgroup at dir to hold no
+// process (a removed one holds none) and returns when that was seen.
+func WaitCgroupEmpty(t testing.TB, dir, what string) time.Time {
+	t.Helper()
+	var at time.Time
+	WaitFor(t, what, 10*time.Second, func() bool {
+		empty := len(CgroupProcs(dir)) == 0
+		at = time.Now() // after the read: the last process was gone by then
+		return empty
+	})
+	return at
+}
+
+// WaitJobCgroup waits up to 10 s for a run's debug log (out) to name its
+// job cgroup and returns it.
+func WaitJobCgroup(t testing.TB, out fmt.Stringer) string {
+	t.Helper()
+	var dir string
+	WaitFor(t, "the job cgroup named in the debug log", 10*time.Second, func() bool {
+		dir = JobCgroup(out.String())
+		return dir != ""
+	})
+	return dir
+}
+
+// JobLeftNothing checks, once a wrapper has exited, that the job cgroup
+// its debug log (out) names holds nothing and was removed, and that the
+// limited cgroup lim it ran in empties (its job guard gone too).
+func JobLeftNothing(t testing.TB, out, lim string) {
+	t.Helper()
+	jobcg := JobCgroup(out)
+	if jobcg == "" {
+		t.Fatal("the debug log names no job cgroup")
+	}
+	if left := CgroupProcs(jobcg); len(left) != 0 {
+		t.Errorf("processes of the job left after the wrapper exited: %v", left)
+	}
+	JobCgroupGone(t, out)
+	WaitCgroupEmpty(t, lim, "the limited cgroup empty (the job guard gone too)")
+}
+
+// NextHolderProbe is the job of a waiter that takes a lock after its
+// holder was SIGKILLed: it notes when it starts (wall clock, ns) and what
+// is left in the holder's job cgroup then.
+type NextHolderProbe struct{ start, seen, jobcg string }
+
+// NewNextHolderProbe makes a probe of the holder's job cgroup jobcg.
+func NewNextHolderProbe(t testing.TB, jobcg string) *NextHolderProbe {
+	dir := t.TempDir()
+	return &NextHolderProbe{filepath.Join(dir, "start"), filepath.Join(dir, "seen"), jobcg}
+}
+
+// Argv is the waiter's command.
+func (p *NextHolderProbe) Argv() []string {
+	script := `date +%s%N > "$1"; if test -d "$3"; then cat "$3/cgroup.procs"; fi > "$2"`
+	return []string{"sh", "-c", script, "sh", p.start, p.seen, p.jobcg}
+}
+
+// Check, once the waiter has exited, that its job started after gone
+// (when the holder's job was seen gone) and saw nothing of it, and that
+// the job guard removed the holder's job cgroup. It returns how long after
+// gone the waiter's job started.
+func (p *NextHolderProbe) Check(t testing.TB, gone time.Time) time.Duration {
+	t.Helper()
+	start, err := strconv.ParseInt(strings.TrimSpace(WaitFile(t, p.start, time.Second)), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if start <= gone.UnixNano() {
+		t.Errorf("the waiter's job started (%d) before the holder's job was seen gone (%d)", start, gone.UnixNano())
+	}
+	seen, _ := os.ReadFile(p.seen)
+	if s := strings.TrimSpace(string(seen)); s != "" {
+		t.Errorf("the waiter's job started while the holder's job cgroup held %s", s)
+	}
+	WaitFor(t, "the job guard to remove the job cgroup", 10*time.Second, func() bool {
+		_, err := os.Stat(p.jobcg)
+		return errors.Is(err, os.ErrNotExist)
+	})
+	return time.Duration(start - gone.UnixNano())
+}
+
+// GuardIn returns the pid of a leasewrap job guard (a process with
+// LEASEWRAP_GUARD in its environment) in the cgroup at dir, or 0.
+func GuardIn(dir string) int {
+	for _, pid := range CgroupProcs(dir) {
+		env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if bytes.HasPrefix(kv, []byte("LEASEWRAP_GUARD=")) {
+				return pid
+			}
+		}
+	}
+	return 0
+}

@@ -62,12 +62,6 @@ func holderLease(t *testing.T, cli *clientv3.Client, name string) clientv3.Lease
 	return clientv3.LeaseID(resp.Kvs[0].Lease)
 }
 
-// waitEmpty waits up to 10 s for the cgroup at dir to hold no process.
-func waitEmpty(t *testing.T, dir, what string) {
-	t.Helper()
-	testutil.WaitFor(t, what, 10*time.Second, func() bool { return len(testutil.CgroupProcs(dir)) == 0 })
-}
-
 // The job forks to the limit for 12 s, then exits 9: leasewrap-etcd keeps
 // the etcd lease alive across the saturated period (the lease is still
 // there more than its TTL after the limit was reached, which only
@@ -93,6 +87,9 @@ func TestLockRunJobForkingToItsPidsLimit(t *testing.T) {
 			ttl, alive = r.TTL, time.Since(reached)
 			return alive > 6*time.Second && full()
 		})
+		if testutil.GuardIn(cg) == 0 {
+			t.Errorf("round %d: no job guard left while the limit is reached: it died under the pids limit", round)
+		}
 		code := w.wait(t, time.Minute)
 		out := w.out.String()
 		refused := testutil.PidsRefused(cg)
@@ -106,8 +103,7 @@ func TestLockRunJobForkingToItsPidsLimit(t *testing.T) {
 		if n := countKeys(t, cli, "pids/"); n != 0 {
 			t.Errorf("round %d: %d keys left under the lock's prefix", round, n)
 		}
-		testutil.JobCgroupGone(t, out)
-		waitEmpty(t, cg, "the limited cgroup empty (the guard gone too)")
+		testutil.JobLeftNothing(t, out, cg)
 	}
 }
 
@@ -129,15 +125,7 @@ func TestLockRunLossWhileTheJobHoldsEveryPid(t *testing.T) {
 	if code != 76 || (!strings.Contains(out, "was deleted at revision") && !strings.Contains(out, "expired or revoked")) {
 		t.Fatalf("want 76 and the loss named, have %d", code)
 	}
-	jobcg := testutil.JobCgroup(out)
-	if jobcg == "" {
-		t.Fatal("the debug log names no job cgroup")
-	}
-	if left := testutil.CgroupProcs(jobcg); len(left) != 0 {
-		t.Errorf("processes of the job left after leasewrap-etcd exited: %v", left)
-	}
-	testutil.JobCgroupGone(t, out)
-	waitEmpty(t, cg, "the limited cgroup empty (the guard gone too)")
+	testutil.JobLeftNothing(t, out, cg)
 }
 
 // leasewrap-etcd is SIGKILLed while its job holds every pid: the guard,
@@ -151,47 +139,25 @@ func TestLockRunSIGKILLWhileTheJobHoldsEveryPid(t *testing.T) {
 	cli := c.Client(t)
 	w := startInCgroup(t, cg, forkingJob("killed", c.Endpoints(), 30)...)
 	testutil.WaitFor(t, "the pids limit reached", 20*time.Second, func() bool { return testutil.PidsFull(cg, pidsMax) })
-	var jobcg string
-	testutil.WaitFor(t, "the job cgroup named in the debug log", 10*time.Second, func() bool {
-		jobcg = testutil.JobCgroup(w.out.String())
-		return jobcg != ""
-	})
-	startFile, seenFile := tmp(t, "start"), tmp(t, "seen")
-	// The waiter's job notes when it starts (wall clock, ns) and what is
-	// left in the holder's job cgroup then.
-	script := `date +%s%N > "$1"; if test -d "$3"; then cat "$3/cgroup.procs"; fi > "$2"`
-	waiter := startLW(t, nil, lockArgs("killed", c.Endpoints(), []string{"--wait", "1m", "--ttl", "4s"},
-		"sh", "-c", script, "sh", startFile, seenFile, jobcg)...)
+	probe := testutil.NewNextHolderProbe(t, testutil.WaitJobCgroup(t, &w.out))
+	waiter := startLW(t, nil, lockArgs("killed", c.Endpoints(), []string{"--wait", "1m", "--ttl", "4s"}, probe.Argv()...)...)
 	waitKeys(t, cli, "killed/", 2)
+	jobcg := testutil.JobCgroup(w.out.String())
+	held := len(testutil.CgroupProcs(jobcg))
+	if held == 0 {
+		t.Fatalf("the job cgroup %s is empty before the kill", jobcg)
+	}
+	if testutil.GuardIn(cg) == 0 {
+		t.Fatal("no job guard left before the kill: it died under the pids limit (its output is the wrapper's)")
+	}
 	w.Cmd.Process.Kill() // the wrapper only, not its group: the guard is left to act
 	killed := time.Now()
-	var gone time.Time
-	testutil.WaitFor(t, "the holder's job gone (its cgroup empty)", 10*time.Second, func() bool {
-		if len(testutil.CgroupProcs(jobcg)) != 0 {
-			return false
-		}
-		gone = time.Now()
-		return true
-	})
-	waitEmpty(t, cg, "the limited cgroup empty (the guard gone too)")
+	gone := testutil.WaitCgroupEmpty(t, jobcg, "the holder's job gone (its cgroup empty)")
+	testutil.WaitCgroupEmpty(t, cg, "the limited cgroup empty (the guard gone too)")
 	if code := waiter.wait(t, time.Minute); code != 0 {
 		t.Fatalf("waiter: want 0, have %d:\n%s", code, waiter.out.String())
 	}
-	start, err := strconv.ParseInt(strings.TrimSpace(waitFile(t, startFile, time.Second)), 10, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen, _ := os.ReadFile(seenFile)
-	t.Logf("RESULT SIGKILL under the pids limit: job gone %v after the kill; waiter's job started %v after that",
-		gone.Sub(killed).Round(time.Millisecond), time.Duration(start-gone.UnixNano()).Round(time.Millisecond))
-	if start <= gone.UnixNano() {
-		t.Errorf("the waiter's job started (%d) before the holder's job was seen gone (%d)", start, gone.UnixNano())
-	}
-	if s := strings.TrimSpace(string(seen)); s != "" {
-		t.Errorf("the waiter's job started while the holder's job cgroup held %s", s)
-	}
-	testutil.WaitFor(t, "the guard to remove the job cgroup", 10*time.Second, func() bool {
-		_, err := os.Stat(jobcg)
-		return os.IsNotExist(err)
-	})
+	after := probe.Check(t, gone)
+	t.Logf("RESULT SIGKILL under the pids limit: job (%d processes) gone %v after the kill; waiter's job started %v after that",
+		held, gone.Sub(killed).Round(time.Millisecond), after.Round(time.Millisecond))
 }

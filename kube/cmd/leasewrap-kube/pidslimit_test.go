@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -55,10 +54,6 @@ func TestKubeRunUnderAPidsLimit(t *testing.T) {
 	s := kubetest.Start(t)
 	b := build(t)
 	leases := s.Admin.CoordinationV1().Leases(kubetest.Namespace)
-	waitEmpty := func(t *testing.T, dir, what string) {
-		t.Helper()
-		testutil.WaitFor(t, what, 10*time.Second, func() bool { return len(testutil.CgroupProcs(dir)) == 0 })
-	}
 
 	// The job forks to the limit for 12 s, then exits 9: the Lease's
 	// renewTime moves while the limit is reached; leasewrap-kube settles
@@ -75,6 +70,9 @@ func TestKubeRunUnderAPidsLimit(t *testing.T) {
 			renewed = getLease(t, s, "pids-fork").Spec.RenewTime.Time
 			return renewed.After(first) && full()
 		})
+		if testutil.GuardIn(cg) == 0 {
+			t.Errorf("no job guard left while the limit is reached: it died under the pids limit")
+		}
 		code := w.wait(t, time.Minute)
 		out := w.output()
 		refused := testutil.PidsRefused(cg)
@@ -89,8 +87,7 @@ func TestKubeRunUnderAPidsLimit(t *testing.T) {
 		if h := holderOf(getLease(t, s, "pids-fork")); h != "" {
 			t.Errorf("the Lease still held by %q after the run", h)
 		}
-		testutil.JobCgroupGone(t, out)
-		waitEmpty(t, cg, "the limited cgroup empty (the guard gone too)")
+		testutil.JobLeftNothing(t, out, cg)
 	})
 
 	// The Lease is deleted while the job holds every pid: leasewrap-kube
@@ -109,15 +106,7 @@ func TestKubeRunUnderAPidsLimit(t *testing.T) {
 		if code != 76 {
 			t.Fatalf("want 76, have %d", code)
 		}
-		jobcg := testutil.JobCgroup(out)
-		if jobcg == "" {
-			t.Fatal("the debug log names no job cgroup")
-		}
-		if left := testutil.CgroupProcs(jobcg); len(left) != 0 {
-			t.Errorf("processes of the job left after leasewrap-kube exited: %v", left)
-		}
-		testutil.JobCgroupGone(t, out)
-		waitEmpty(t, cg, "the limited cgroup empty (the guard gone too)")
+		testutil.JobLeftNothing(t, out, cg)
 	})
 
 	// leasewrap-kube SIGKILLed while its job holds every pid: the guard
@@ -128,47 +117,26 @@ func TestKubeRunUnderAPidsLimit(t *testing.T) {
 		cg := testutil.LimitCgroup(t, "pids", kubePidsMax)
 		w := wrapInCgroup(t, b, s, cg, "pids-killed", 60)
 		testutil.WaitFor(t, "the pids limit reached", 30*time.Second, func() bool { return testutil.PidsFull(cg, kubePidsMax) })
-		var jobcg string
-		testutil.WaitFor(t, "the job cgroup named in the debug log", 10*time.Second, func() bool {
-			jobcg = testutil.JobCgroup(w.output())
-			return jobcg != ""
-		})
-		dir := t.TempDir()
-		startFile, seenFile := filepath.Join(dir, "start"), filepath.Join(dir, "seen")
-		script := `date +%s%N > "$1"; if test -d "$3"; then cat "$3/cgroup.procs"; fi > "$2"`
-		waiter := wrap(t, b, s, kubetest.Runner, "pids-killed", []string{"--wait", "2m", "--ttl", "6s"}, nil,
-			"sh", "-c", script, "sh", startFile, seenFile, jobcg)
+		probe := testutil.NewNextHolderProbe(t, testutil.WaitJobCgroup(t, &w.out))
+		waiter := wrap(t, b, s, kubetest.Runner, "pids-killed", []string{"--wait", "2m", "--ttl", "6s"}, nil, probe.Argv()...)
 		time.Sleep(500 * time.Millisecond) // let it read the held Lease and start watching
-		w.Cmd.Process.Kill()               // leasewrap-kube only, not its group: the guard is left to act
+		jobcg := testutil.JobCgroup(w.out.String())
+		held := len(testutil.CgroupProcs(jobcg))
+		if held == 0 {
+			t.Fatalf("the job cgroup %s is empty before the kill", jobcg)
+		}
+		if testutil.GuardIn(cg) == 0 {
+			t.Fatal("no job guard left before the kill: it died under the pids limit (its output is the wrapper's)")
+		}
+		w.Cmd.Process.Kill() // leasewrap-kube only, not its group: the guard is left to act
 		killed := time.Now()
-		var gone time.Time
-		testutil.WaitFor(t, "the holder's job gone (its cgroup empty)", 10*time.Second, func() bool {
-			if len(testutil.CgroupProcs(jobcg)) != 0 {
-				return false
-			}
-			gone = time.Now()
-			return true
-		})
-		waitEmpty(t, cg, "the limited cgroup empty (the guard gone too)")
+		gone := testutil.WaitCgroupEmpty(t, jobcg, "the holder's job gone (its cgroup empty)")
+		testutil.WaitCgroupEmpty(t, cg, "the limited cgroup empty (the guard gone too)")
 		if code := waiter.wait(t, time.Minute); code != 0 {
 			t.Fatalf("waiter: want 0, have %d:\n%s", code, waiter.output())
 		}
-		start, err := strconv.ParseInt(strings.TrimSpace(waitFile(t, startFile, time.Second)), 10, 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seen, _ := os.ReadFile(seenFile)
-		t.Logf("RESULT kube run SIGKILLed under the pids limit: job gone %v after the kill; waiter's job started %v after that",
-			gone.Sub(killed).Round(time.Millisecond), time.Duration(start-gone.UnixNano()).Round(time.Millisecond))
-		if start <= gone.UnixNano() {
-			t.Errorf("the waiter's job started (%d) before the holder's job was seen gone (%d)", start, gone.UnixNano())
-		}
-		if s := strings.TrimSpace(string(seen)); s != "" {
-			t.Errorf("the waiter's job started while the holder's job cgroup held %s", s)
-		}
-		testutil.WaitFor(t, "the guard to remove the job cgroup", 10*time.Second, func() bool {
-			_, err := os.Stat(jobcg)
-			return os.IsNotExist(err)
-		})
+		after := probe.Check(t, gone)
+		t.Logf("RESULT kube run SIGKILLed under the pids limit: job (%d processes) gone %v after the kill; waiter's job started %v after that",
+			held, gone.Sub(killed).Round(time.Millisecond), after.Round(time.Millisecond))
 	})
 }
