@@ -260,3 +260,19 @@ func GuardIn(dir string) int {
 	}
 	return 0
 }
+
+// BeforeGuardKill checks, before a wrapper that ran in the limited cgroup
+// lim is SIGKILLed, that the job cgroup its debug log (out) names holds
+// the job and that its job guard is alive; it returns the job cgroup and
+// how many processes it holds.
+func BeforeGuardKill(t testing.TB, out, lim string) (jobcg string, held int) {
+	t.Helper()
+	jobcg = JobCgroup(out)
+	if held = len(CgroupProcs(jobcg)); held == 0 {
+		t.Fatalf("the job cgroup %q is empty before the kill", jobcg)
+	}
+	if GuardIn(lim) == 0 {
+		t.Fatal("no job guard left before the kill: it died under the pids limit (its output is the wrapper's)")
+	}
+	return jobcg, held
+}

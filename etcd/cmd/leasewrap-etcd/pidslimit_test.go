@@ -142,14 +142,7 @@ func TestLockRunSIGKILLWhileTheJobHoldsEveryPid(t *testing.T) {
 	probe := testutil.NewNextHolderProbe(t, testutil.WaitJobCgroup(t, &w.out))
 	waiter := startLW(t, nil, lockArgs("killed", c.Endpoints(), []string{"--wait", "1m", "--ttl", "4s"}, probe.Argv()...)...)
 	waitKeys(t, cli, "killed/", 2)
-	jobcg := testutil.JobCgroup(w.out.String())
-	held := len(testutil.CgroupProcs(jobcg))
-	if held == 0 {
-		t.Fatalf("the job cgroup %s is empty before the kill", jobcg)
-	}
-	if testutil.GuardIn(cg) == 0 {
-		t.Fatal("no job guard left before the kill: it died under the pids limit (its output is the wrapper's)")
-	}
+	jobcg, held := testutil.BeforeGuardKill(t, w.out.String(), cg)
 	w.Cmd.Process.Kill() // the wrapper only, not its group: the guard is left to act
 	killed := time.Now()
 	gone := testutil.WaitCgroupEmpty(t, jobcg, "the holder's job gone (its cgroup empty)")

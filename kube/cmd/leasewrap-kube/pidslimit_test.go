@@ -120,14 +120,7 @@ func TestKubeRunUnderAPidsLimit(t *testing.T) {
 		probe := testutil.NewNextHolderProbe(t, testutil.WaitJobCgroup(t, &w.out))
 		waiter := wrap(t, b, s, kubetest.Runner, "pids-killed", []string{"--wait", "2m", "--ttl", "6s"}, nil, probe.Argv()...)
 		time.Sleep(500 * time.Millisecond) // let it read the held Lease and start watching
-		jobcg := testutil.JobCgroup(w.out.String())
-		held := len(testutil.CgroupProcs(jobcg))
-		if held == 0 {
-			t.Fatalf("the job cgroup %s is empty before the kill", jobcg)
-		}
-		if testutil.GuardIn(cg) == 0 {
-			t.Fatal("no job guard left before the kill: it died under the pids limit (its output is the wrapper's)")
-		}
+		jobcg, held := testutil.BeforeGuardKill(t, w.out.String(), cg)
 		w.Cmd.Process.Kill() // leasewrap-kube only, not its group: the guard is left to act
 		killed := time.Now()
 		gone := testutil.WaitCgroupEmpty(t, jobcg, "the holder's job gone (its cgroup empty)")
