@@ -1,23 +1,15 @@
 package reliability
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
-	"github.com/leasewrap/leasewrap/internal/cgroup"
 	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
@@ -28,108 +20,11 @@ import (
 // the job's code. Before: `fatal error: newosproc` (exit 2, the claim and
 // the job cgroup left, the job unsupervised), or leasewrap OOM-killed.
 
-// forkScript forks children that sleep (each allocating kib KiB) as fast
-// as the limit lets it, for secs seconds, then exits with code. perl,
-// because a shell dies of its first failed fork and a Go program of its
-// runtime's first failed thread.
-const forkScript = `my ($secs, $code, $kib, $pause) = @ARGV; my $end = time + $secs; my $n = 0;
-while (time < $end) {
-  my $p = fork;
-  if (!defined $p) { select(undef, undef, undef, 0.005); next }
-  if ($p == 0) { my $x = "a" x ($kib * 1024); sleep 60; exit 0 }
-  $n++; select(undef, undef, undef, $pause) if $pause > 0;
-}
-print STDERR "forked $n\n"; exit $code;`
-
-// limitCgroup makes a cgroup with one limit (pids.max, or the memory
-// limit in bytes) for a leasewrap and its job to run in: in the cgroup v2
-// hierarchy where its root offers the controller, else in the cgroup v1
-// hierarchy of that controller (this host's). It returns the directory;
-// the test's end kills what is left in it and removes it.
-func limitCgroup(t *testing.T, controller string, limit int64) string {
-	t.Helper()
-	dir, err := makeLimitCgroup(controller, limit)
-	testutil.Need(t, "a cgroup with a "+controller+" limit (root, and a writable cgroup v2 root offering it or its cgroup v1 hierarchy)", err)
-	t.Cleanup(func() {
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			pids := cgroupProcs(dir)
-			if len(pids) == 0 && unix.Rmdir(dir) == nil {
-				return
-			}
-			for _, pid := range pids {
-				unix.Kill(pid, unix.SIGKILL)
-			}
-		}
-		t.Errorf("could not empty and remove %s", dir)
-	})
-	return dir
-}
-
-func makeLimitCgroup(controller string, limit int64) (string, error) {
-	name := fmt.Sprintf("lwtest-%s-%d-%d", controller, os.Getpid(), time.Now().UnixNano())
-	v := strconv.FormatInt(limit, 10)
-	var v2err error
-	if pl, err := cgroup.Locate(); err != nil {
-		v2err = err
-	} else if b, err := os.ReadFile(filepath.Join(pl.Mount, "cgroup.controllers")); err != nil || !strings.Contains(" "+string(bytes.TrimSpace(b))+" ", " "+controller+" ") {
-		v2err = fmt.Errorf("the cgroup v2 root %s does not offer %s (%q, %v)", pl.Mount, controller, bytes.TrimSpace(b), err)
-	} else if err := os.WriteFile(filepath.Join(pl.Mount, "cgroup.subtree_control"), []byte("+"+controller), 0); err != nil {
-		v2err = fmt.Errorf("enable %s below %s: %w", controller, pl.Mount, err)
-	} else {
-		dir := filepath.Join(pl.Mount, name)
-		file := map[string]string{"pids": "pids.max", "memory": "memory.max"}[controller]
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			return "", err
-		}
-		if err := os.WriteFile(filepath.Join(dir, file), []byte(v), 0); err != nil {
-			unix.Rmdir(dir)
-			return "", err
-		}
-		os.WriteFile(filepath.Join(dir, "memory.swap.max"), []byte("0"), 0)
-		return dir, nil
-	}
-	v1 := filepath.Join("/sys/fs/cgroup", controller)
-	var st unix.Statfs_t
-	if err := unix.Statfs(v1, &st); err != nil || st.Type != unix.CGROUP_SUPER_MAGIC {
-		return "", fmt.Errorf("%v; and no cgroup v1 %s hierarchy at %s (%v)", v2err, controller, v1, err)
-	}
-	dir := filepath.Join(v1, name)
-	file := map[string]string{"pids": "pids.max", "memory": "memory.limit_in_bytes"}[controller]
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return "", fmt.Errorf("%v; and %w", v2err, err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, file), []byte(v), 0); err != nil {
-		unix.Rmdir(dir)
-		return "", fmt.Errorf("%v; and %w", v2err, err)
-	}
-	return dir, nil
-}
-
-func cgroupProcs(dir string) []int {
-	b, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
-	var out []int
-	for _, f := range strings.Fields(string(b)) {
-		if pid, err := strconv.Atoi(f); err == nil {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// pidsFull reports whether the cgroup at dir holds max tasks.
-func pidsFull(dir string, max int) bool {
-	b, _ := os.ReadFile(filepath.Join(dir, "pids.current"))
-	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	return n >= max
-}
-
-// inCgroup is a command that runs argv inside the cgroup at dir: a shell
-// that moves itself there and execs.
+// inCgroup is a command that runs argv inside the cgroup at dir.
 func (e *env) inCgroup(dir string, extraEnv []string, argv ...string) *exec.Cmd {
-	cmd := e.lwCmd(extraEnv)
-	cmd.Path = "/bin/sh"
-	cmd.Args = append([]string{"sh", "-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, dir}, argv...)
-	return cmd
+	cmd := e.lwCmd(extraEnv, argv[1:]...)
+	cmd.Path = argv[0]
+	return testutil.InCgroup(cmd, dir)
 }
 
 // claimExpiry reads a claim's expires_at (ms) with `claim status`, from
@@ -142,19 +37,6 @@ func (e *env) claimExpiry(key string) (int64, string) {
 	}
 	json.Unmarshal([]byte(r.out), &st)
 	return st.ExpiresAt, st.State
-}
-
-var jobCgroupLine = regexp.MustCompile(`job form: cgroup.* cgroup=(\S+)`)
-
-// jobCgroupGone checks that the job cgroup a run's debug log names (if
-// any) was removed.
-func jobCgroupGone(t *testing.T, stderr string) {
-	t.Helper()
-	if m := jobCgroupLine.FindStringSubmatch(stderr); m != nil {
-		if _, err := os.Stat(m[1]); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("the job cgroup %s is left (%v)", m[1], err)
-		}
-	}
 }
 
 // TestJobForkingToItsPidsLimit: leasewrap and a job that forks until the
@@ -179,13 +61,13 @@ func TestJobForkingToItsPidsLimit(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			for round := range 3 {
 				e := newEnv(t)
-				cg := limitCgroup(t, "pids", 120)
+				cg := testutil.LimitCgroup(t, "pids", 120)
 				argv := append([]string{lwBin, "--log-level", "debug"}, k.args(e)...)
-				argv = append(argv, "--", "perl", "-e", forkScript, "3", "9", "0", "0")
+				argv = append(argv, "--", "perl", "-e", testutil.ForkScript, "3", "9", "0", "0")
 				done := make(chan result, 1)
 				cmd := e.inCgroup(cg, []string{"GOMAXPROCS=32"}, argv...)
 				go func() { done <- runToExit(t, cmd) }()
-				full := func() bool { return pidsFull(cg, 120) }
+				full := func() bool { return testutil.PidsFull(cg, 120) }
 				if k.claim {
 					testutil.WaitFor(t, "the pids limit reached", 10*time.Second, full)
 					first, _ := e.claimExpiry("pids")
@@ -209,7 +91,7 @@ func TestJobForkingToItsPidsLimit(t *testing.T) {
 						t.Errorf("round %d: claim state after the run: want free, have %q", round, state)
 					}
 				}
-				jobCgroupGone(t, r.err)
+				testutil.JobCgroupGone(t, r.err)
 			}
 		})
 	}
@@ -221,13 +103,13 @@ func TestJobForkingToItsPidsLimit(t *testing.T) {
 // exit 2, in most runs).
 func TestLossWhileTheJobHoldsEveryPid(t *testing.T) {
 	e := newEnv(t)
-	cg := limitCgroup(t, "pids", 120)
+	cg := testutil.LimitCgroup(t, "pids", 120)
 	argv := []string{lwBin, "--log-level", "debug", "claim", "run", "lost", "--root", e.claimRoot(), "--ttl", "1m",
-		"--renew-every", "200ms", "--kill-grace", "1s", "--", "perl", "-e", forkScript, "30", "9", "0", "0"}
+		"--renew-every", "200ms", "--kill-grace", "1s", "--", "perl", "-e", testutil.ForkScript, "30", "9", "0", "0"}
 	done := make(chan result, 1)
 	cmd := e.inCgroup(cg, []string{"GOMAXPROCS=32"}, argv...)
 	go func() { done <- runToExit(t, cmd) }()
-	testutil.WaitFor(t, "the pids limit reached", 10*time.Second, func() bool { return pidsFull(cg, 120) })
+	testutil.WaitFor(t, "the pids limit reached", 10*time.Second, func() bool { return testutil.PidsFull(cg, 120) })
 	recs, _ := filepath.Glob(filepath.Join(e.claimRoot(), "*", "claims", "lost.lock"))
 	if len(recs) != 1 {
 		t.Fatalf("want one claim record lost.lock under %s, have %v", e.claimRoot(), recs)
@@ -245,10 +127,10 @@ func TestLossWhileTheJobHoldsEveryPid(t *testing.T) {
 	if r.code != 76 || !strings.Contains(r.err, "lease lost") {
 		t.Fatalf("want 76 and the loss logged, have %v", r)
 	}
-	if left := cgroupProcs(cg); len(left) != 0 {
+	if left := testutil.CgroupProcs(cg); len(left) != 0 {
 		t.Errorf("processes of the job left after leasewrap exited: %v", left)
 	}
-	jobCgroupGone(t, r.err)
+	testutil.JobCgroupGone(t, r.err)
 }
 
 // TestJobOutOfMemory: leasewrap and a job of many small processes (1 MiB
@@ -259,9 +141,9 @@ func TestLossWhileTheJobHoldsEveryPid(t *testing.T) {
 // code (137) or its 9 is passed on.
 func TestJobOutOfMemory(t *testing.T) {
 	e := newEnv(t)
-	cg := limitCgroup(t, "memory", 48<<20)
+	cg := testutil.LimitCgroup(t, "memory", 48<<20)
 	argv := []string{lwBin, "--log-level", "debug", "claim", "run", "oom", "--root", e.claimRoot(), "--ttl", "1m",
-		"--renew-every", "200ms", "--kill-grace", "1s", "--", "perl", "-e", forkScript, "3", "9", "1024", "0.01"}
+		"--renew-every", "200ms", "--kill-grace", "1s", "--", "perl", "-e", testutil.ForkScript, "3", "9", "1024", "0.01"}
 	r := runToExit(t, e.inCgroup(cg, nil, argv...))
 	t.Logf("RESULT out of memory: exit %d signal %d", r.code, r.signal)
 	if r.signal != 0 || (r.code != 9 && r.code != 128+int(syscall.SIGKILL)) || !strings.Contains(r.err, "settled") {
@@ -270,5 +152,5 @@ func TestJobOutOfMemory(t *testing.T) {
 	if _, state := e.claimExpiry("oom"); state != "free" {
 		t.Errorf("claim state after the run: want free, have %q", state)
 	}
-	jobCgroupGone(t, r.err)
+	testutil.JobCgroupGone(t, r.err)
 }

@@ -39,19 +39,28 @@ import (
 // group (setsid, setpgid) escapes it.
 
 // guardEnv marks a process started as a job guard; guardFDEnv names the
-// descriptor of its pipe. The guard is started before the job, so a job
-// that forks up to its pids limit at once cannot keep it from starting:
+// descriptor of its pipe. The guard is started before the job, and where
+// tasks are limited the job starts only once the guard said it is ready
+// (guardReadyFDEnv), so a job that forks up to its pids limit at once
+// cannot keep it from starting or from making its threads:
 // what it must kill comes through the pipe once the job exists
 // (jobHold.guardMessage), and the all-clear byte 'd' when the job is over.
 const (
 	guardEnv   = "LEASEWRAP_GUARD"
 	guardFDEnv = "LEASEWRAP_GUARD_FD"
+	// guardReadyFDEnv names, where tasks are limited (tasksLimited), the
+	// descriptor on which the guard writes a byte once it has made the
+	// threads it needs (its runtime's start and memtrim.Idle's collection):
+	// the job starts only after that, else a job that fills its pids limit
+	// at once makes the guard abort (pthread_create failed).
+	guardReadyFDEnv = "LEASEWRAP_GUARD_READY_FD"
 )
 
 // tether keeps one job tied to leasewrap's life.
 type tether struct {
 	release chan struct{} // closed once the job is over: the thread may go
 	guard   *os.File      // write end of the guard's pipe
+	ready   *os.File      // where tasks are limited: the guard's readiness pipe
 	pid     int           // the guard process
 }
 
@@ -65,6 +74,7 @@ func startTethered(cmd *exec.Cmd, t *tether, hold *jobHold) (*child, error) {
 		pid int
 		err error
 	}
+	t.awaitReady()
 	startc := make(chan started, 1)
 	// Not an actor: this goroutine does no work, it only keeps the thread
 	// that is the child's parent alive (and locked) until the job is over.
@@ -107,22 +117,55 @@ func startGuard(exe string) (*tether, error) {
 	}
 	defer r.Close()
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), guardEnv+"=1", guardFDEnv+"=3")
+	// GOMAXPROCS=1: each P may cost the guard a thread, and it needs none
+	// of them (the job's own GOMAXPROCS is not the guard's).
+	cmd.Env = append(os.Environ(), guardEnv+"=1", guardFDEnv+"=3", "GOMAXPROCS=1")
 	cmd.ExtraFiles = []*os.File{r}
+	reserveThreads()
+	if threads != nil { // tasks are limited
+		rr, rw, err := os.Pipe()
+		if err != nil {
+			w.Close()
+			return nil, fmt.Errorf("supervisor: job guard pipe: %w", err)
+		}
+		defer rw.Close()
+		t.ready = rr
+		cmd.Env = append(cmd.Env, guardReadyFDEnv+"=4")
+		cmd.ExtraFiles = append(cmd.ExtraFiles, rw)
+	}
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	pid, err := spawn(cmd)
 	if err != nil {
 		w.Close()
+		if t.ready != nil {
+			t.ready.Close()
+		}
 		return nil, fmt.Errorf("supervisor: start the job guard %s: %w", exe, err)
 	}
 	t.guard, t.pid = w, pid
 	return t, nil
 }
 
+// awaitReady waits, where tasks are limited, for the guard's readiness
+// byte (or its end: a guard that died cannot be helped by waiting).
+func (t *tether) awaitReady() {
+	if t.ready == nil {
+		return
+	}
+	var b [1]byte
+	t.ready.Read(b[:])
+	t.ready.Close()
+	t.ready = nil
+}
+
 // done gives the all-clear and waits for the guard to exit. It is
 // idempotent.
 func (t *tether) done() {
+	if t.ready != nil { // the job never started
+		t.ready.Close()
+		t.ready = nil
+	}
 	t.clear()
 	if t.pid > 0 {
 		var ws unix.WaitStatus
@@ -163,6 +206,12 @@ func runGuard(fdv string) int {
 		return exitGateBroken
 	}
 	memtrim.Idle() // it waits for the job's whole life: keep little resident
+	if v := os.Getenv(guardReadyFDEnv); v != "" {
+		if rfd, err := strconv.Atoi(v); err == nil && rfd > 3 {
+			unix.Write(rfd, []byte{'r'})
+			unix.Close(rfd)
+		}
+	}
 	pgid, cgdir, clear := readGuardPipe(fd)
 	if clear {
 		return 0
