@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/leasewrap/leasewrap/internal/testutil"
+	"github.com/leasewrap/leasewrap/internal/testutil/limittest"
 )
 
 // Issue 23 item 3, "leasewrap outlives its job's resource limits": a job
@@ -24,7 +25,7 @@ import (
 func (e *env) inCgroup(dir string, extraEnv []string, argv ...string) *exec.Cmd {
 	cmd := e.lwCmd(extraEnv, argv[1:]...)
 	cmd.Path = argv[0]
-	return testutil.InCgroup(cmd, dir)
+	return limittest.InCgroup(cmd, dir)
 }
 
 // claimExpiry reads a claim's expires_at (ms) with `claim status`, from
@@ -61,13 +62,13 @@ func TestJobForkingToItsPidsLimit(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			for round := range 3 {
 				e := newEnv(t)
-				cg := testutil.LimitCgroup(t, "pids", 120)
+				cg := limittest.LimitCgroup(t, "pids", 120)
 				argv := append([]string{lwBin, "--log-level", "debug"}, k.args(e)...)
-				argv = append(argv, "--", "perl", "-e", testutil.ForkScript, "3", "9", "0", "0")
+				argv = append(argv, "--", "perl", "-e", limittest.ForkScript, "3", "9", "0", "0")
 				done := make(chan result, 1)
 				cmd := e.inCgroup(cg, []string{"GOMAXPROCS=32"}, argv...)
 				go func() { done <- runToExit(t, cmd) }()
-				full := func() bool { return testutil.PidsFull(cg, 120) }
+				full := func() bool { return limittest.PidsFull(cg, 120) }
 				if k.claim {
 					testutil.WaitFor(t, "the pids limit reached", 10*time.Second, full)
 					first, _ := e.claimExpiry("pids")
@@ -91,7 +92,7 @@ func TestJobForkingToItsPidsLimit(t *testing.T) {
 						t.Errorf("round %d: claim state after the run: want free, have %q", round, state)
 					}
 				}
-				testutil.JobCgroupGone(t, r.err)
+				limittest.JobCgroupGone(t, r.err)
 			}
 		})
 	}
@@ -103,13 +104,13 @@ func TestJobForkingToItsPidsLimit(t *testing.T) {
 // exit 2, in most runs).
 func TestLossWhileTheJobHoldsEveryPid(t *testing.T) {
 	e := newEnv(t)
-	cg := testutil.LimitCgroup(t, "pids", 120)
+	cg := limittest.LimitCgroup(t, "pids", 120)
 	argv := []string{lwBin, "--log-level", "debug", "claim", "run", "lost", "--root", e.claimRoot(), "--ttl", "1m",
-		"--renew-every", "200ms", "--kill-grace", "1s", "--", "perl", "-e", testutil.ForkScript, "30", "9", "0", "0"}
+		"--renew-every", "200ms", "--kill-grace", "1s", "--", "perl", "-e", limittest.ForkScript, "30", "9", "0", "0"}
 	done := make(chan result, 1)
 	cmd := e.inCgroup(cg, []string{"GOMAXPROCS=32"}, argv...)
 	go func() { done <- runToExit(t, cmd) }()
-	testutil.WaitFor(t, "the pids limit reached", 10*time.Second, func() bool { return testutil.PidsFull(cg, 120) })
+	testutil.WaitFor(t, "the pids limit reached", 10*time.Second, func() bool { return limittest.PidsFull(cg, 120) })
 	recs, _ := filepath.Glob(filepath.Join(e.claimRoot(), "*", "claims", "lost.lock"))
 	if len(recs) != 1 {
 		t.Fatalf("want one claim record lost.lock under %s, have %v", e.claimRoot(), recs)
@@ -127,10 +128,10 @@ func TestLossWhileTheJobHoldsEveryPid(t *testing.T) {
 	if r.code != 76 || !strings.Contains(r.err, "lease lost") {
 		t.Fatalf("want 76 and the loss logged, have %v", r)
 	}
-	if left := testutil.CgroupProcs(cg); len(left) != 0 {
+	if left := limittest.CgroupProcs(cg); len(left) != 0 {
 		t.Errorf("processes of the job left after leasewrap exited: %v", left)
 	}
-	testutil.JobCgroupGone(t, r.err)
+	limittest.JobCgroupGone(t, r.err)
 }
 
 // TestJobOutOfMemory: leasewrap and a job of many small processes (1 MiB
@@ -141,9 +142,9 @@ func TestLossWhileTheJobHoldsEveryPid(t *testing.T) {
 // code (137) or its 9 is passed on.
 func TestJobOutOfMemory(t *testing.T) {
 	e := newEnv(t)
-	cg := testutil.LimitCgroup(t, "memory", 48<<20)
+	cg := limittest.LimitCgroup(t, "memory", 48<<20)
 	argv := []string{lwBin, "--log-level", "debug", "claim", "run", "oom", "--root", e.claimRoot(), "--ttl", "1m",
-		"--renew-every", "200ms", "--kill-grace", "1s", "--", "perl", "-e", testutil.ForkScript, "3", "9", "1024", "0.01"}
+		"--renew-every", "200ms", "--kill-grace", "1s", "--", "perl", "-e", limittest.ForkScript, "3", "9", "1024", "0.01"}
 	r := runToExit(t, e.inCgroup(cg, nil, argv...))
 	t.Logf("RESULT out of memory: exit %d signal %d", r.code, r.signal)
 	if r.signal != 0 || (r.code != 9 && r.code != 128+int(syscall.SIGKILL)) || !strings.Contains(r.err, "settled") {
@@ -152,5 +153,5 @@ func TestJobOutOfMemory(t *testing.T) {
 	if _, state := e.claimExpiry("oom"); state != "free" {
 		t.Errorf("claim state after the run: want free, have %q", state)
 	}
-	testutil.JobCgroupGone(t, r.err)
+	limittest.JobCgroupGone(t, r.err)
 }

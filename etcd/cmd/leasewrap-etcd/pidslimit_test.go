@@ -13,6 +13,7 @@ import (
 
 	"github.com/leasewrap/leasewrap/etcd/internal/etcdtest"
 	"github.com/leasewrap/leasewrap/internal/testutil"
+	"github.com/leasewrap/leasewrap/internal/testutil/limittest"
 )
 
 // Issue 23 item 3 for a tethered kind: `lock run`'s job has a job guard
@@ -35,7 +36,7 @@ func startInCgroup(t *testing.T, cg string, args ...string) *wrapper {
 	cmd := exec.Command(os.Args[0], append([]string{"--log-level", "debug"}, args...)...)
 	cmd.Env = append(os.Environ(), envMain+"=1", "LEASEWRAP_LOG_FORMAT=text", "GOMAXPROCS=32")
 	cmd.Stdout, cmd.Stderr = &w.out, &w.out
-	w.Group = testutil.StartGroup(t, testutil.InCgroup(cmd, cg))
+	w.Group = testutil.StartGroup(t, limittest.InCgroup(cmd, cg))
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("leasewrap-etcd's output:\n%s", w.out.String())
@@ -48,7 +49,7 @@ func startInCgroup(t *testing.T, cg string, args ...string) *wrapper {
 // up to its limit for secs seconds, then exits 9.
 func forkingJob(name string, eps []string, secs int, extra ...string) []string {
 	flags := append([]string{"--job", "cgroup", "--ttl", "4s", "--renew-every", "500ms", "--kill-grace", "1s"}, extra...)
-	return lockArgs(name, eps, flags, "perl", "-e", testutil.ForkScript, strconv.Itoa(secs), "9", "0", "0")
+	return lockArgs(name, eps, flags, "perl", "-e", limittest.ForkScript, strconv.Itoa(secs), "9", "0", "0")
 }
 
 // holderLease returns the lease of the oldest key under the lock's
@@ -69,11 +70,11 @@ func holderLease(t *testing.T, cli *clientv3.Client, name string) clientv3.Lease
 // 9; nothing is left in the cgroup and the lock's key is gone.
 func TestLockRunJobForkingToItsPidsLimit(t *testing.T) {
 	for round := range 2 {
-		cg := testutil.LimitCgroup(t, "pids", pidsMax)
+		cg := limittest.LimitCgroup(t, "pids", pidsMax)
 		c := etcdtest.Start(t, etcdtest.Options{})
 		cli := c.Client(t)
 		w := startInCgroup(t, cg, forkingJob("pids", c.Endpoints(), 12)...)
-		full := func() bool { return testutil.PidsFull(cg, pidsMax) }
+		full := func() bool { return limittest.PidsFull(cg, pidsMax) }
 		testutil.WaitFor(t, "the pids limit reached", 20*time.Second, full)
 		id := holderLease(t, cli, "pids")
 		reached := time.Now()
@@ -87,12 +88,12 @@ func TestLockRunJobForkingToItsPidsLimit(t *testing.T) {
 			ttl, alive = r.TTL, time.Since(reached)
 			return alive > 6*time.Second && full()
 		})
-		if testutil.GuardIn(cg) == 0 {
+		if limittest.GuardIn(cg) == 0 {
 			t.Errorf("round %d: no job guard left while the limit is reached: it died under the pids limit", round)
 		}
 		code := w.wait(t, time.Minute)
 		out := w.out.String()
-		refused := testutil.PidsRefused(cg)
+		refused := limittest.PidsRefused(cg)
 		t.Logf("RESULT round %d: lease %x alive (TTL left %ds) %v after the limit was reached, %d forks refused; exit %d | %s", round, id, ttl, alive.Round(time.Millisecond), refused, code, lastLineOf(out))
 		if refused == 0 {
 			t.Errorf("round %d: the pids limit refused no fork", round)
@@ -103,7 +104,7 @@ func TestLockRunJobForkingToItsPidsLimit(t *testing.T) {
 		if n := countKeys(t, cli, "pids/"); n != 0 {
 			t.Errorf("round %d: %d keys left under the lock's prefix", round, n)
 		}
-		testutil.JobLeftNothing(t, out, cg)
+		limittest.JobLeftNothing(t, out, cg)
 	}
 }
 
@@ -111,11 +112,11 @@ func TestLockRunJobForkingToItsPidsLimit(t *testing.T) {
 // leasewrap-etcd stops the whole job and exits 76; nothing of the job is
 // left.
 func TestLockRunLossWhileTheJobHoldsEveryPid(t *testing.T) {
-	cg := testutil.LimitCgroup(t, "pids", pidsMax)
+	cg := limittest.LimitCgroup(t, "pids", pidsMax)
 	c := etcdtest.Start(t, etcdtest.Options{})
 	cli := c.Client(t)
 	w := startInCgroup(t, cg, forkingJob("lost", c.Endpoints(), 30)...)
-	testutil.WaitFor(t, "the pids limit reached", 20*time.Second, func() bool { return testutil.PidsFull(cg, pidsMax) })
+	testutil.WaitFor(t, "the pids limit reached", 20*time.Second, func() bool { return limittest.PidsFull(cg, pidsMax) })
 	if _, err := cli.Revoke(context.Background(), holderLease(t, cli, "lost")); err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +126,7 @@ func TestLockRunLossWhileTheJobHoldsEveryPid(t *testing.T) {
 	if code != 76 || (!strings.Contains(out, "was deleted at revision") && !strings.Contains(out, "expired or revoked")) {
 		t.Fatalf("want 76 and the loss named, have %d", code)
 	}
-	testutil.JobLeftNothing(t, out, cg)
+	limittest.JobLeftNothing(t, out, cg)
 }
 
 // leasewrap-etcd is SIGKILLed while its job holds every pid: the guard,
@@ -134,19 +135,19 @@ func TestLockRunLossWhileTheJobHoldsEveryPid(t *testing.T) {
 // the lease has lapsed, and the history shows its job started after the
 // last of the holder's job was seen gone, and saw the job cgroup empty.
 func TestLockRunSIGKILLWhileTheJobHoldsEveryPid(t *testing.T) {
-	cg := testutil.LimitCgroup(t, "pids", pidsMax)
+	cg := limittest.LimitCgroup(t, "pids", pidsMax)
 	c := etcdtest.Start(t, etcdtest.Options{})
 	cli := c.Client(t)
 	w := startInCgroup(t, cg, forkingJob("killed", c.Endpoints(), 30)...)
-	testutil.WaitFor(t, "the pids limit reached", 20*time.Second, func() bool { return testutil.PidsFull(cg, pidsMax) })
-	probe := testutil.NewNextHolderProbe(t, testutil.WaitJobCgroup(t, &w.out))
+	testutil.WaitFor(t, "the pids limit reached", 20*time.Second, func() bool { return limittest.PidsFull(cg, pidsMax) })
+	probe := limittest.NewNextHolderProbe(t, limittest.WaitJobCgroup(t, &w.out))
 	waiter := startLW(t, nil, lockArgs("killed", c.Endpoints(), []string{"--wait", "1m", "--ttl", "4s"}, probe.Argv()...)...)
 	waitKeys(t, cli, "killed/", 2)
-	jobcg, held := testutil.BeforeGuardKill(t, w.out.String(), cg)
+	jobcg, held := limittest.BeforeGuardKill(t, w.out.String(), cg)
 	w.Cmd.Process.Kill() // the wrapper only, not its group: the guard is left to act
 	killed := time.Now()
-	gone := testutil.WaitCgroupEmpty(t, jobcg, "the holder's job gone (its cgroup empty)")
-	testutil.WaitCgroupEmpty(t, cg, "the limited cgroup empty (the guard gone too)")
+	gone := limittest.WaitCgroupEmpty(t, jobcg, "the holder's job gone (its cgroup empty)")
+	limittest.WaitCgroupEmpty(t, cg, "the limited cgroup empty (the guard gone too)")
 	if code := waiter.wait(t, time.Minute); code != 0 {
 		t.Fatalf("waiter: want 0, have %d:\n%s", code, waiter.out.String())
 	}

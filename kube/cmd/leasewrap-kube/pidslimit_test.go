@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/leasewrap/leasewrap/internal/testutil"
+	"github.com/leasewrap/leasewrap/internal/testutil/limittest"
 	"github.com/leasewrap/leasewrap/kube/internal/kubetest"
 )
 
@@ -35,12 +36,12 @@ func wrapInCgroup(t *testing.T, b bins, s *kubetest.Server, cg, name string, sec
 	p := &kproc{}
 	args := []string{"kube", "run", name, "--kubeconfig", s.Kubeconfig(kubetest.Runner), "--namespace", kubetest.Namespace,
 		"--log-level", "debug", "--job", "cgroup", "--ttl", "6s", "--renew-every", "1s", "--kill-grace", "1s",
-		"--", "perl", "-e", testutil.ForkScript, strconv.Itoa(secs), "9", "0", "0"}
+		"--", "perl", "-e", limittest.ForkScript, strconv.Itoa(secs), "9", "0", "0"}
 	cmd := exec.Command(b.lw, args...)
 	cmd.Env = append(os.Environ(), "LEASEWRAP_LOG_FORMAT=text", "GOMAXPROCS=32")
 	cmd.Stdout, cmd.Stderr = &p.out, &p.out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	p.Group = testutil.StartGroup(t, testutil.InCgroup(cmd, cg))
+	p.Group = testutil.StartGroup(t, limittest.InCgroup(cmd, cg))
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("leasewrap-kube's output:\n%s", p.output())
@@ -59,9 +60,9 @@ func TestKubeRunUnderAPidsLimit(t *testing.T) {
 	// renewTime moves while the limit is reached; leasewrap-kube settles
 	// (the Lease released), exits 9; nothing is left in the cgroup.
 	t.Run("Forking", func(t *testing.T) {
-		cg := testutil.LimitCgroup(t, "pids", kubePidsMax)
+		cg := limittest.LimitCgroup(t, "pids", kubePidsMax)
 		w := wrapInCgroup(t, b, s, cg, "pids-fork", 12)
-		full := func() bool { return testutil.PidsFull(cg, kubePidsMax) }
+		full := func() bool { return limittest.PidsFull(cg, kubePidsMax) }
 		testutil.WaitFor(t, "the pids limit reached", 30*time.Second, full)
 		leaseHolder(t, s, "pids-fork", time.Minute, func(h string) bool { return h != "" })
 		first := getLease(t, s, "pids-fork").Spec.RenewTime.Time
@@ -70,12 +71,12 @@ func TestKubeRunUnderAPidsLimit(t *testing.T) {
 			renewed = getLease(t, s, "pids-fork").Spec.RenewTime.Time
 			return renewed.After(first) && full()
 		})
-		if testutil.GuardIn(cg) == 0 {
+		if limittest.GuardIn(cg) == 0 {
 			t.Errorf("no job guard left while the limit is reached: it died under the pids limit")
 		}
 		code := w.wait(t, time.Minute)
 		out := w.output()
-		refused := testutil.PidsRefused(cg)
+		refused := limittest.PidsRefused(cg)
 		t.Logf("RESULT kube run under the pids limit: renewTime %s -> %s while full, %d forks refused; exit %d",
 			first.Format(time.StampMilli), renewed.Format(time.StampMilli), refused, code)
 		if code != 9 || !strings.Contains(out, "settled") {
@@ -87,15 +88,15 @@ func TestKubeRunUnderAPidsLimit(t *testing.T) {
 		if h := holderOf(getLease(t, s, "pids-fork")); h != "" {
 			t.Errorf("the Lease still held by %q after the run", h)
 		}
-		testutil.JobLeftNothing(t, out, cg)
+		limittest.JobLeftNothing(t, out, cg)
 	})
 
 	// The Lease is deleted while the job holds every pid: leasewrap-kube
 	// stops the whole job and exits 76; nothing of the job is left.
 	t.Run("Loss", func(t *testing.T) {
-		cg := testutil.LimitCgroup(t, "pids", kubePidsMax)
+		cg := limittest.LimitCgroup(t, "pids", kubePidsMax)
 		w := wrapInCgroup(t, b, s, cg, "pids-lost", 60)
-		testutil.WaitFor(t, "the pids limit reached", 30*time.Second, func() bool { return testutil.PidsFull(cg, kubePidsMax) })
+		testutil.WaitFor(t, "the pids limit reached", 30*time.Second, func() bool { return limittest.PidsFull(cg, kubePidsMax) })
 		leaseHolder(t, s, "pids-lost", time.Minute, func(h string) bool { return h != "" })
 		if err := leases.Delete(context.Background(), "pids-lost", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
@@ -106,7 +107,7 @@ func TestKubeRunUnderAPidsLimit(t *testing.T) {
 		if code != 76 {
 			t.Fatalf("want 76, have %d", code)
 		}
-		testutil.JobLeftNothing(t, out, cg)
+		limittest.JobLeftNothing(t, out, cg)
 	})
 
 	// leasewrap-kube SIGKILLed while its job holds every pid: the guard
@@ -114,17 +115,17 @@ func TestKubeRunUnderAPidsLimit(t *testing.T) {
 	// only once it lapsed, its job starting after the holder's job was seen
 	// gone, and finding the holder's job cgroup gone.
 	t.Run("SIGKILL", func(t *testing.T) {
-		cg := testutil.LimitCgroup(t, "pids", kubePidsMax)
+		cg := limittest.LimitCgroup(t, "pids", kubePidsMax)
 		w := wrapInCgroup(t, b, s, cg, "pids-killed", 60)
-		testutil.WaitFor(t, "the pids limit reached", 30*time.Second, func() bool { return testutil.PidsFull(cg, kubePidsMax) })
-		probe := testutil.NewNextHolderProbe(t, testutil.WaitJobCgroup(t, &w.out))
+		testutil.WaitFor(t, "the pids limit reached", 30*time.Second, func() bool { return limittest.PidsFull(cg, kubePidsMax) })
+		probe := limittest.NewNextHolderProbe(t, limittest.WaitJobCgroup(t, &w.out))
 		waiter := wrap(t, b, s, kubetest.Runner, "pids-killed", []string{"--wait", "2m", "--ttl", "6s"}, nil, probe.Argv()...)
 		time.Sleep(500 * time.Millisecond) // let it read the held Lease and start watching
-		jobcg, held := testutil.BeforeGuardKill(t, w.out.String(), cg)
+		jobcg, held := limittest.BeforeGuardKill(t, w.out.String(), cg)
 		w.Cmd.Process.Kill() // leasewrap-kube only, not its group: the guard is left to act
 		killed := time.Now()
-		gone := testutil.WaitCgroupEmpty(t, jobcg, "the holder's job gone (its cgroup empty)")
-		testutil.WaitCgroupEmpty(t, cg, "the limited cgroup empty (the guard gone too)")
+		gone := limittest.WaitCgroupEmpty(t, jobcg, "the holder's job gone (its cgroup empty)")
+		limittest.WaitCgroupEmpty(t, cg, "the limited cgroup empty (the guard gone too)")
 		if code := waiter.wait(t, time.Minute); code != 0 {
 			t.Fatalf("waiter: want 0, have %d:\n%s", code, waiter.output())
 		}

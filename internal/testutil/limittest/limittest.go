@@ -1,4 +1,10 @@
-package testutil
+// Package limittest holds the helpers of the resource-limit tests (issue
+// 23 item 3): a job that forks up to its cgroup's pids limit, or runs out
+// of memory, beside the leasewrap that supervises it. Shared by
+// reliability (the local kinds) and the etcd and kube modules (tethered
+// kinds, whose job guard shares the limit). It is its own package because
+// it uses internal/cgroup, whose tests use testutil.
+package limittest
 
 import (
 	"bytes"
@@ -16,12 +22,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/leasewrap/leasewrap/internal/cgroup"
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
-
-// The helpers of the resource-limit tests (issue 23 item 3): a job that
-// forks up to its cgroup's pids limit, or runs out of memory, beside the
-// leasewrap that supervises it. Shared by reliability (the local kinds) and
-// the etcd module (a tethered kind, whose job guard shares the limit).
 
 // ForkScript forks children that sleep (each allocating kib KiB) as fast
 // as the limit lets it, for secs seconds, then exits with code: run it as
@@ -46,7 +48,7 @@ print STDERR "forked $n\n"; exit $code;`
 func LimitCgroup(t testing.TB, controller string, limit int64) string {
 	t.Helper()
 	dir, err := makeLimitCgroup(controller, limit)
-	Need(t, "a cgroup with a "+controller+" limit (root, and a writable cgroup v2 root offering it or its cgroup v1 hierarchy)", err)
+	testutil.Need(t, "a cgroup with a "+controller+" limit (root, and a writable cgroup v2 root offering it or its cgroup v1 hierarchy)", err)
 	t.Cleanup(func() {
 		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 			pids := CgroupProcs(dir)
@@ -170,7 +172,7 @@ func JobCgroupGone(t testing.TB, stderr string) {
 func WaitCgroupEmpty(t testing.TB, dir, what string) time.Time {
 	t.Helper()
 	var at time.Time
-	WaitFor(t, what, 10*time.Second, func() bool {
+	testutil.WaitFor(t, what, 10*time.Second, func() bool {
 		empty := len(CgroupProcs(dir)) == 0
 		at = time.Now() // after the read: the last process was gone by then
 		return empty
@@ -183,7 +185,7 @@ func WaitCgroupEmpty(t testing.TB, dir, what string) time.Time {
 func WaitJobCgroup(t testing.TB, out fmt.Stringer) string {
 	t.Helper()
 	var dir string
-	WaitFor(t, "the job cgroup named in the debug log", 10*time.Second, func() bool {
+	testutil.WaitFor(t, "the job cgroup named in the debug log", 10*time.Second, func() bool {
 		dir = JobCgroup(out.String())
 		return dir != ""
 	})
@@ -229,7 +231,7 @@ func (p *NextHolderProbe) Argv() []string {
 // gone the waiter's job started.
 func (p *NextHolderProbe) Check(t testing.TB, gone time.Time) time.Duration {
 	t.Helper()
-	start, err := strconv.ParseInt(strings.TrimSpace(WaitFile(t, p.start, time.Second)), 10, 64)
+	start, err := strconv.ParseInt(strings.TrimSpace(testutil.WaitFile(t, p.start, time.Second)), 10, 64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +242,7 @@ func (p *NextHolderProbe) Check(t testing.TB, gone time.Time) time.Duration {
 	if s := strings.TrimSpace(string(seen)); s != "" {
 		t.Errorf("the waiter's job started while the holder's job cgroup held %s", s)
 	}
-	WaitFor(t, "the job guard to remove the job cgroup", 10*time.Second, func() bool {
+	testutil.WaitFor(t, "the job guard to remove the job cgroup", 10*time.Second, func() bool {
 		_, err := os.Stat(p.jobcg)
 		return errors.Is(err, os.ErrNotExist)
 	})
