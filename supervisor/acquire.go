@@ -325,27 +325,7 @@ func (r *runner) attempt(ctx context.Context, j *job) (*acquired, error) {
 		r.undo(j, ls, nil)
 		return nil, fmt.Errorf("supervisor: anchored kind %q returned a descriptor, an environment or another holder", j.locker.Kind())
 	}
-	if err := r.cfg.ValidateTiming(ls.TTL()); err != nil {
-		// The kind chose a TTL the timing cannot keep: the command never runs.
-		ch.kill()
-		r.undo(j, ls, err)
-		return nil, err
-	}
-	if ch.traced && tracedPdeathsig && !ch.deathsigCleared {
-		if err := clearPdeathsig(ch.pid); err != nil {
-			// Still safe: the command then dies with leasewrap, which
-			// ends its claim too.
-			r.cfg.Logger.Warn("could not clear the command's parent-death signal; it will not outlive leasewrap", "pid", ch.pid, "err", err)
-		}
-	}
-	if at, err = r.onStart(ctx, j, ls, at); err != nil {
-		ch.kill()
-		r.undo(j, ls, err)
-		return nil, err
-	}
-	if err := r.letGo(ch); err != nil {
-		ch.kill()
-		r.undo(j, ls, err)
+	if at, err = r.letGoUnder(ctx, j, ls, ch, at); err != nil {
 		return nil, err
 	}
 	ch.pidOnly = ls.TTL() == 0

@@ -108,22 +108,8 @@ func (r *runner) startPending(ctx context.Context, j *job, ls lease.Lease, at ti
 		return r.startUnder(ctx, j, ls, at)
 	}
 	fault.Point("supervisor.after-acquire-before-start")
-	at, err := r.readyToStart(ctx, j, ls, at)
-	if err == nil && ch.traced && tracedPdeathsig && !ch.deathsigCleared {
-		// The job keeps the lock should leasewrap die, as a job started
-		// running does: it must not die with leasewrap's thread.
-		if err := clearPdeathsig(ch.pid); err != nil {
-			// Still safe: the job then dies with leasewrap, and the lock
-			// with it.
-			r.cfg.Logger.Warn("could not clear the command's parent-death signal; it will not outlive leasewrap", "pid", ch.pid, "err", err)
-		}
-	}
-	if err == nil {
-		err = r.letGo(ch)
-	}
+	at, err := r.letGoUnder(ctx, j, ls, ch, at)
 	if err != nil {
-		ch.kill()
-		r.undo(j, ls, err)
 		return nil, err
 	}
 	return &acquired{lease: ls, child: ch, at: at}, nil

@@ -1,10 +1,13 @@
 package supervisor
 
 import (
+	"context"
 	"errors"
 	"os/exec"
+	"time"
 
 	"github.com/leasewrap/leasewrap/inherit"
+	"github.com/leasewrap/leasewrap/lease"
 )
 
 // A child started stopped before its first instruction (an anchored
@@ -64,4 +67,29 @@ func (r *runner) letGo(ch *child) error {
 		}
 	}
 	return ch.release()
+}
+
+// letGoUnder lets ch, a child started stopped that already has all ls
+// hands over (an anchored kind's, a waiter's), run its command under ls,
+// taken by an attempt that began at at: first readyToStart's checks and
+// on-start hook, then ch's parent-death signal cleared (a started job
+// outlives leasewrap; should that fail it is still safe: the job then
+// dies with leasewrap, and its lease with it), then the release. It
+// returns the start of the renewal the fence counts from. On an error ch
+// is killed and ls settled as never run.
+func (r *runner) letGoUnder(ctx context.Context, j *job, ls lease.Lease, ch *child, at time.Time) (time.Time, error) {
+	at, err := r.readyToStart(ctx, j, ls, at)
+	if err == nil && ch.traced && tracedPdeathsig && !ch.deathsigCleared {
+		if cerr := clearPdeathsig(ch.pid); cerr != nil {
+			r.cfg.Logger.Warn("could not clear the command's parent-death signal; it will not outlive leasewrap", "pid", ch.pid, "err", cerr)
+		}
+	}
+	if err == nil {
+		err = r.letGo(ch)
+	}
+	if err != nil {
+		ch.kill()
+		r.undo(j, ls, err)
+	}
+	return at, err
 }
