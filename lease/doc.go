@@ -9,10 +9,9 @@
 // it cannot), and can be renewed and finished. The capabilities only
 // some kinds have are optional interfaces: starting the child anchored
 // (Anchor: probe, acquire for the stopped child's pid, then the work that
-// waits for the start), the holder known before acquiring (Identity), the
-// whole hand-over known before acquiring (Foreknown: a waiter's child can
-// be started before the lease frees), a wake-up source while waiting
-// (Notifier) or a queue of its own (Queuer), a descriptor the child
+// waits for the start), the holder known before acquiring (Identity), a
+// wake-up source while waiting (Notifier, which may itself wait for the
+// grant: Granter) or a queue of its own (Queuer), a descriptor the child
 // inherits (FileHolder), the reason a pushed loss happened (LossCause),
 // and when the lease was last extended (Confirmed). The file-system
 // wake-up source the local kinds share is package lease/fswatch.
@@ -31,7 +30,7 @@
 //	claim        Anchor (Identity), Notifier    yes/0  nil                no          no (child's pid)
 //	reservation  Notifier                       0      nil                yes         no (inherited flock)
 //	session      Identity, Notifier             0      nil                yes         no (inherited flock)
-//	flock        Foreknown (Identity), Notifier 0      nil                yes         no (inherited flock)
+//	flock        Identity, Notifier (Granter)   0      nil                yes         no (inherited flock)
 //	lock (etcd)  Identity, Queuer               yes    session expiry,    no          yes
 //	                                                   key deleted
 //	once (etcd)  Identity, Queuer               yes    session expiry,    no          yes

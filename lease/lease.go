@@ -154,27 +154,6 @@ type Identity interface {
 	Holder() string
 }
 
-// Foreknown is an optional Locker interface of kinds whose Lease hands
-// the child only what is known before any attempt: the holder
-// (Identity), no environment of its own, and the descriptor HandoverFile
-// returns, the open file description whose lock a successful Acquire
-// takes and whose Lease returns it as FileHolder.File (the same
-// *os.File). A waiting supervisor may then start the child, stopped,
-// while the lease is held, and let it run once an attempt has taken the
-// lease: a lock granted to that description is the child's the moment
-// it is granted. The flock kind is one. A session is not (its token
-// names the acquisition's time, its descriptor is the owner record the
-// acquisition writes), nor a reservation (its run id) or a set of slots
-// (the slot is known only once one is taken).
-type Foreknown interface {
-	Identity
-	// HandoverFile opens the descriptor a successful Acquire will hand
-	// over, if no attempt has opened it yet, and returns it without
-	// taking anything. It stays the Locker's until an Acquire hands it to
-	// its Lease; the caller never closes it.
-	HandoverFile() (*os.File, error)
-}
-
 // Notifier is an optional Locker interface: the kind's own way to learn
 // that a held lease may have become free (directory changes, a holder's
 // exit, a watch on a key). Notify is called once before the first attempt,
@@ -192,6 +171,14 @@ type Wake interface {
 	// error, which may name what to watch (a holder's pid).
 	Wait(ctx context.Context, held error, max time.Duration) (woke bool, err error)
 	Close() error
+}
+
+// Granter is an optional Wake interface of a wake-up source that is
+// itself the wait for the lease (the flock kind's blocking flock(2), which
+// the kernel grants): while Grants reports true, an attempt before Wait
+// reports a wake-up would only find the lease held, so none is made.
+type Granter interface {
+	Grants() bool
 }
 
 // Queuer is an optional Locker interface of kinds that keep a place in a

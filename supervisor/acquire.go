@@ -125,13 +125,6 @@ func (r *runner) attemptLoop(ctx context.Context, j *job) (*acquired, error) {
 	log := r.cfg.Logger.With("kind", j.locker.Kind(), "key", j.locker.Key())
 	began := time.Now()
 	deadline := began.Add(wait)
-	if prestarts(j.locker) && wait > 0 {
-		// A stopped child may wait with us (prestart_linux.go): ptrace
-		// answers only the thread that started it.
-		unlock := lockThread()
-		defer unlock()
-		defer j.dropPending()
-	}
 	var w lease.Wake
 	if n, ok := j.locker.(lease.Notifier); ok && wait > 0 {
 		var err error
@@ -140,37 +133,50 @@ func (r *runner) attemptLoop(ctx context.Context, j *job) (*acquired, error) {
 		}
 		defer w.Close()
 	}
+	granter, _ := w.(lease.Granter)
 	backoff := backoffMin
 	var reported time.Time // when the waiter last said whom it waits for
-	for attempt := 1; ; attempt++ {
-		a, err := r.attempt(ctx, j)
-		if err == nil {
-			return a, nil
+	var held error         // the last attempt's contention
+	woke := true           // an attempt is due
+	for attempt := 0; ; {
+		if woke || granter == nil || !granter.Grants() {
+			attempt++
+			a, err := r.attempt(ctx, j)
+			if err == nil {
+				return a, nil
+			}
+			if !errors.Is(err, lease.ErrHeld) {
+				return nil, err
+			}
+			held = err
+			r.emit(Event{Type: EventWaiting, Holder: heldBy(err), Err: err})
 		}
-		if !errors.Is(err, lease.ErrHeld) {
-			return nil, err
-		}
-		r.emit(Event{Type: EventWaiting, Holder: heldBy(err), Err: err})
 		if wait == 0 {
-			return nil, err
+			return nil, held
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
-			return nil, fmt.Errorf("%w (%v): %w", ErrWaitTimeout, wait, err)
+			return nil, fmt.Errorf("%w (%v): %w", ErrWaitTimeout, wait, held)
 		}
 		switch {
-		case attempt == 1:
-			log.Info("lease held; waiting", append(heldAttrs(err), "wait", wait, "reason", err.Error())...)
+		case reported.IsZero():
+			log.Info("lease held; waiting", append(heldAttrs(held), "wait", wait, "reason", held.Error())...)
 			reported = time.Now()
 		case time.Since(reported) >= r.waitReport:
-			log.Info("lease still held; still waiting", append(heldAttrs(err), "waited", time.Since(began).Round(time.Second), "left", left.Round(time.Second), "reason", err.Error())...)
+			log.Info("lease still held; still waiting", append(heldAttrs(held), "waited", time.Since(began).Round(time.Second), "left", left.Round(time.Second), "reason", held.Error())...)
 			reported = time.Now()
 		}
 		sleep := min(backoff/2+time.Duration(rand.Int64N(int64(backoff))), left, r.waitReport)
-		log.Debug("lease still held; retrying", "attempt", attempt, "max_sleep", sleep, "reason", err.Error())
-		woke := false
+		if granter != nil && granter.Grants() {
+			// The kernel grants the lease: wake only to report or give up.
+			sleep = min(left, r.waitReport-time.Since(reported))
+			log.Debug("lease still held; waiting for the grant", "max_sleep", sleep)
+		} else {
+			log.Debug("lease still held; retrying", "attempt", attempt, "max_sleep", sleep, "reason", held.Error())
+		}
+		var err error
 		if w != nil {
-			woke, err = w.Wait(ctx, err, sleep)
+			woke, err = w.Wait(ctx, held, sleep)
 		} else {
 			err = ctxsleep.Sleep(ctx, sleep)
 		}
@@ -281,28 +287,18 @@ func (r *runner) attempt(ctx context.Context, j *job) (*acquired, error) {
 		at := time.Now()
 		ls, err := j.locker.Acquire(ctx)
 		if err != nil {
-			if fk, ok := j.locker.(lease.Foreknown); ok && errors.Is(err, lease.ErrHeld) && r.cfg.Wait > 0 {
-				r.prestartForeknown(j, fk) // prestart_linux.go
-			}
 			return nil, err
-		}
-		if j.pending != nil {
-			return r.startPending(ctx, j, ls, at)
 		}
 		return r.startUnder(ctx, j, ls, at)
 	}
 
-	// Visibly held: no stopped child to start and kill, unless a waiter
-	// starts the one it will hand the lease to (prestart_linux.go).
+	// An anchored kind records the pid of the process that does the work:
+	// the command is started behind the exec gate first, unless the lease
+	// is visibly held.
 	if err := an.Probe(ctx); err != nil {
-		if errors.Is(err, lease.ErrHeld) && r.cfg.Wait > 0 {
-			r.prestart(j, anchoredHandover(j, an))
-		}
 		return nil, err
 	}
-	unlock := lockThread()
-	defer unlock()
-	ch, err := r.stoppedChild(j, an)
+	ch, err := r.startStopped(j, inherit.Handover{Kind: j.locker.Kind(), Key: j.locker.Key(), Holder: an.Holder()})
 	if err != nil {
 		return nil, err
 	}
@@ -310,11 +306,11 @@ func (r *runner) attempt(ctx context.Context, j *job) (*acquired, error) {
 	at := time.Now()
 	ls, err := an.AcquireAnchored(ctx, ch.pid)
 	if err != nil {
-		if errors.Is(err, lease.ErrHeld) && r.cfg.Wait > 0 && tracedPdeathsig {
-			j.pending = ch // it waits for the next attempt (prestart_linux.go)
-			return nil, err
+		if sig := ch.kill(); sig != 0 && errors.Is(err, lease.ErrHeld) {
+			// The signal ended the waiting command: the run ends as if it
+			// had reached the command, not with a silent second start.
+			return nil, &abortError{sig: sig}
 		}
-		ch.kill()
 		return nil, err
 	}
 	fault.Point("supervisor.after-anchor-before-release")

@@ -13,17 +13,15 @@ import (
 	"github.com/leasewrap/leasewrap/renew"
 )
 
-// AnchorMode chooses how an anchored lease kind starts its child stopped.
+// AnchorMode is kept for compatibility: every mode starts an anchored
+// kind's child behind the exec gate.
 type AnchorMode string
 
+// The anchor modes, all of which now mean the exec gate.
 const (
-	// AnchorAuto uses ptrace and falls back to the exec gate where ptrace is
-	// refused or the program is set-user-ID/set-group-ID.
-	AnchorAuto AnchorMode = "auto"
-	// AnchorPtrace uses ptrace only and fails if it is refused.
-	AnchorPtrace AnchorMode = "ptrace"
-	// AnchorGate always uses the exec gate (one extra start of leasewrap).
-	AnchorGate AnchorMode = "gate"
+	AnchorAuto   AnchorMode = "auto"
+	AnchorPtrace AnchorMode = "ptrace" // Deprecated: the exec gate is used.
+	AnchorGate   AnchorMode = "gate"
 )
 
 // Config describes one supervised run. It is plain data: Run never
@@ -75,8 +73,7 @@ type Config struct {
 	// 30 s. After the fencing deadline or a loss the bound is also the
 	// lease's expiry. A Finish still running at the bound is abandoned.
 	FinishTimeout time.Duration
-	// Anchor chooses how anchored kinds start the child stopped; "" is
-	// AnchorAuto.
+	// Anchor is accepted for compatibility and changes nothing.
 	Anchor AnchorMode
 	// Subreaper makes leasewrap reap orphaned descendants (like tini), so
 	// a job's strays stay its children and their corpses never linger. It

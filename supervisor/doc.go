@@ -60,25 +60,11 @@
 //
 // Anchoring. Kinds whose liveness is a recorded pid (claims,
 // lease.Anchor) must record the pid of the process that does the work,
-// from its birth, so that a SIGKILL of leasewrap does not leave the lease
-// looking dead while the work goes on. The child is started stopped before
-// its first instruction — by ptrace (PTRACE_TRACEME, stopped at execve,
-// PTRACE_O_EXITKILL so it dies if leasewrap dies before releasing it), or,
-// where ptrace is not allowed or would drop set-user-ID privileges, by an
-// exec gate (leasewrap re-execs itself, waits on a pipe, and execs the
-// command in place once the lease is recorded). The lease is acquired with
-// the child's pid and only then is the child let go; if acquisition fails
-// the command never runs.
-//
-// Waiting with the child started. A waiter (Config.Wait > 0) of an
-// anchored kind, or of a kind whose whole hand-over is known before any
-// attempt (lease.Foreknown: the flock kind, whose lock belongs to the
-// descriptor the child inherits), starts that stopped child at its first
-// attempt that finds the lease held and keeps it across attempts, in the
-// job's cgroup; the hand-over is then the acquisition and the child's
-// release. It runs only once an attempt has taken the lease; a waiter
-// that gives up kills it, and one that dies takes it along. The terminal
-// stays with leasewrap until the child is let go.
+// from its birth. The child is started behind an exec gate (leasewrap
+// re-execs itself, waits on a pipe, and execs the command in place once
+// the lease is recorded); if acquisition fails the command never runs. A
+// waiter has no child while the lease is held; a flock waiter blocks in
+// flock(2) (lease.Granter) and then starts its job, as flock(1) does.
 //
 // A lease that only leasewrap keeps alive (lease.DiesWithLeasewrap: a TTL,
 // no inherited descriptor, no recorded pid — an etcd session) makes the

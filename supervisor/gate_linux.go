@@ -4,9 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -37,6 +40,7 @@ func runGate(v string) int {
 		fmt.Fprintf(os.Stderr, "leasewrap: exec gate started wrongly (%s=%q, %d args)\n", gateEnv, v, len(os.Args))
 		return exitGateBroken
 	}
+	defaultSignals()
 	var b [1]byte
 	if n, err := eintr.Retry2(func() (int, error) { return unix.Read(fd, b[:]) }); n != 1 || err != nil {
 		// Leasewrap closed the gate (lease not acquired) or died: the
@@ -61,7 +65,89 @@ func runGate(v string) int {
 	return CodeNotExecutable
 }
 
+// defaultSignals gives the asynchronous signals the disposition the
+// command will have (the default, but for SIGHUP and SIGINT when
+// inherited ignored), so that a signal sent to the waiting gate does what
+// it would do to the command: SIGTERM ends it with 143 and SIGQUIT with
+// 131 without a Go stack, SIGWINCH and SIGCONT do nothing. A zeroed
+// sigaction is SIG_DFL on every architecture.
+func defaultSignals() {
+	for _, s := range []syscall.Signal{unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGTERM, unix.SIGUSR1, unix.SIGUSR2,
+		unix.SIGALRM, unix.SIGVTALRM, unix.SIGWINCH, unix.SIGPIPE, unix.SIGIO, unix.SIGPWR, unix.SIGXCPU, unix.SIGXFSZ} {
+		if signal.Ignored(s) {
+			continue
+		}
+		var act [128]byte
+		for _, setsize := range []uintptr{8, 16} { // sizeof(sigset_t): 16 on mips
+			_, _, e := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(s), uintptr(unsafe.Pointer(&act)), 0, setsize, 0, 0)
+			if e != unix.EINVAL {
+				break
+			}
+		}
+	}
+}
+
 const (
 	exitGateClosed = 0
 	exitGateBroken = 70
 )
+
+// startGated starts the exec gate: leasewrap itself, waiting on a pipe,
+// that execs cmd in place (same pid) when released, and exits without
+// running it when the pipe closes first (leasewrap gave up or died).
+func startGated(cmd *exec.Cmd, exe string) (*child, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("supervisor: gate pipe: %w", err)
+	}
+	defer r.Close()
+	gate := *cmd
+	gate.Path = exe
+	gate.Args = append([]string{exe, cmd.Path}, cmd.Args...)
+	// The gate's descriptor is the last extra file; the lease's (if any)
+	// keeps fd 3.
+	gate.ExtraFiles = append(append([]*os.File(nil), cmd.ExtraFiles...), r)
+	gate.Env = append(append([]string(nil), cmd.Env...), fmt.Sprintf("%s=%d", gateEnv, 3+len(cmd.ExtraFiles)))
+	pid, err := spawnJob(&gate)
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("supervisor: start exec gate %s: %w", exe, err)
+	}
+	return &child{pid: pid, group: pgroupHold(pid), gate: w}, nil
+}
+
+// release lets a gated child run its command. A gate already gone (a
+// signal ended it while it waited) is not an error: its end is the job's,
+// reported when it is reaped, as a command's would be.
+func (ch *child) release() error {
+	if ch.gate == nil {
+		return nil
+	}
+	_, err := ch.gate.Write([]byte{'x'})
+	ch.gate.Close()
+	ch.gate = nil
+	if err != nil && !errors.Is(err, unix.EPIPE) {
+		return fmt.Errorf("supervisor: open exec gate of child %d: %w", ch.pid, err)
+	}
+	return nil
+}
+
+// kill ends a gated child that must not run, and reaps it. It returns the
+// signal that had already ended the gate, if one had: that signal was
+// meant for the command, and the run ends as the command would have.
+func (ch *child) kill() syscall.Signal {
+	if ch.gate != nil {
+		ch.gate.Close() // the gate exits without running the command
+		ch.gate = nil
+	}
+	var ws unix.WaitStatus
+	if pid, _ := unix.Wait4(ch.pid, &ws, unix.WNOHANG, nil); pid == ch.pid {
+		if ws.Signaled() {
+			return ws.Signal()
+		}
+		return 0
+	}
+	unix.Kill(ch.pid, unix.SIGKILL)
+	eintr.Retry2(func() (int, error) { return unix.Wait4(ch.pid, &ws, 0, nil) })
+	return 0
+}

@@ -14,7 +14,6 @@ import (
 	"github.com/oklog/run"
 	"golang.org/x/sys/unix"
 
-	"github.com/leasewrap/leasewrap/inherit"
 	"github.com/leasewrap/leasewrap/lease"
 )
 
@@ -60,12 +59,6 @@ type job struct {
 	argv   []string
 	path   string   // argv[0] resolved in PATH
 	hold   *jobHold // what holds the job together, for every attempt's child
-	// pending is a waiter's stopped child, started while the lease was
-	// held so that a hand-over does not wait for its start
-	// (prestart_linux.go); nil otherwise. pendingWith is what it was
-	// started with, for a Foreknown kind.
-	pending     *child
-	pendingWith inherit.Handover
 	// guard is a job guard started while a queued lease was awaited, for
 	// the job that lease's start will tether (acquire.go queued); nil
 	// otherwise.

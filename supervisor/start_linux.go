@@ -13,8 +13,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/leasewrap/leasewrap/inherit"
-	"github.com/leasewrap/leasewrap/internal/eintr"
-	"github.com/leasewrap/leasewrap/internal/fault"
 	"github.com/leasewrap/leasewrap/lease"
 )
 
@@ -23,13 +21,10 @@ type child struct {
 	pid   int
 	group *jobHold // the job: everything the child started (jobform_linux.go)
 
-	// Exactly one of these holds the child before it runs its command.
-	traced bool     // stopped at execve under our ptrace (release: detach)
-	gate   *os.File // write end of the exec gate's pipe (release: write)
-	// takeTTY: a stopped child gets the terminal when it is let go
-	// (letGo), not at its start. deathsigCleared: a traced child's
-	// parent-death signal is already cleared (prestart_linux.go).
-	takeTTY, deathsigCleared bool
+	// gate is the write end of the exec gate's pipe while a gated child
+	// waits (release: write); takeTTY: it gets the terminal when let go.
+	gate    *os.File
+	takeTTY bool
 
 	// pidOnly: the lease's liveness is this pid alone (a claim without
 	// TTL), so the lease ends with it and its leftovers are killed at once.
@@ -205,144 +200,4 @@ func startPlain(cmd *exec.Cmd) (*child, error) {
 		return nil, startError(cmd.Path, err)
 	}
 	return &child{pid: pid, group: pgroupHold(pid)}, nil
-}
-
-// errPtraceRefused reports that the kernel or a security policy forbade
-// PTRACE_TRACEME (seccomp, Yama scope 3, an existing tracer).
-var errPtraceRefused = errors.New("supervisor: ptrace refused")
-
-// startTraced starts cmd stopped at its execve under ptrace. The calling
-// goroutine must be locked to its OS thread until release or kill: the
-// thread that forks is the tracer.
-func startTraced(cmd *exec.Cmd) (*child, error) {
-	cmd.SysProcAttr.Ptrace = true
-	if tracedPdeathsig {
-		// Until it is let go, the child dies with the thread that forked
-		// it: a leasewrap killed between the fork and the child's exec
-		// (when it is not yet stopped, and a dead tracer would leave it
-		// untraced) cannot let the command run unclaimed. The tracer
-		// clears it again before the release (clearPdeathsig), so a child
-		// running under its claim outlives leasewrap as designed.
-		cmd.SysProcAttr.Pdeathsig = unix.SIGKILL
-	}
-	pid, err := spawnJob(cmd)
-	if err != nil {
-		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOSYS) {
-			return nil, fmt.Errorf("%w: %v", errPtraceRefused, err)
-		}
-		return nil, startError(cmd.Path, err)
-	}
-	ch := &child{pid: pid, group: pgroupHold(pid), traced: true}
-	fault.Point("supervisor.traced-before-stop") // the child may not have reached its exec yet
-	// Observe the stop at exec without consuming it (WNOWAIT): until the
-	// stop is reaped, the child's SIGTRAP stays pending, so a tracer that
-	// dies now detaches it and that SIGTRAP kills it. Reaping the stop
-	// first would clear the signal, and a leasewrap killed before
-	// PTRACE_O_EXITKILL would then let the command run without its claim.
-	var info unix.Siginfo
-	if err := eintr.Retry(func() error {
-		return unix.Waitid(unix.P_PID, ch.pid, &info, unix.WSTOPPED|unix.WEXITED|unix.WNOWAIT|unix.WALL, nil)
-	}); err != nil {
-		ch.kill()
-		return nil, fmt.Errorf("supervisor: wait for the stopped child: %w", err)
-	}
-	fault.Point("supervisor.traced-before-exitkill")
-	// If leasewrap dies from here on, before it lets the child go, the
-	// child dies too: the command never runs without its lease.
-	if err := unix.PtraceSetOptions(ch.pid, unix.PTRACE_O_EXITKILL); err != nil {
-		ch.kill()
-		return nil, fmt.Errorf("supervisor: ptrace options: %w (the child did not stop at its exec)", err)
-	}
-	// Now consume the stop, and check it was the exec's SIGTRAP.
-	var ws unix.WaitStatus
-	if _, err := eintr.Retry2(func() (int, error) { return unix.Wait4(ch.pid, &ws, unix.WALL, nil) }); err != nil {
-		ch.kill()
-		return nil, fmt.Errorf("supervisor: wait for the stopped child: %w", err)
-	}
-	if !ws.Stopped() || ws.StopSignal() != unix.SIGTRAP {
-		ch.kill()
-		return nil, fmt.Errorf("supervisor: child did not stop at exec (status %#x)", uint32(ws))
-	}
-	// Without tracedPdeathsig (not amd64), leasewrap SIGKILLed between the
-	// fork and the child's exec (about a millisecond) leaves a child that
-	// is no longer traced and runs the command with no claim recorded;
-	// --anchor gate has no such window.
-	return ch, nil
-}
-
-// startGated starts the exec gate: leasewrap itself, waiting on a pipe,
-// that execs cmd in place (same pid) when released, and exits without
-// running it when the pipe closes first.
-func startGated(cmd *exec.Cmd, exe string) (*child, error) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("supervisor: gate pipe: %w", err)
-	}
-	defer r.Close()
-	gate := *cmd
-	gate.Path = exe
-	gate.Args = append([]string{exe, cmd.Path}, cmd.Args...)
-	// The gate's descriptor is the last extra file; the lease's (if any)
-	// keeps fd 3.
-	gate.ExtraFiles = append(append([]*os.File(nil), cmd.ExtraFiles...), r)
-	gate.Env = append(append([]string(nil), cmd.Env...), fmt.Sprintf("%s=%d", gateEnv, 3+len(cmd.ExtraFiles)))
-	pid, err := spawnJob(&gate)
-	if err != nil {
-		w.Close()
-		return nil, fmt.Errorf("supervisor: start exec gate %s: %w", exe, err)
-	}
-	return &child{pid: pid, group: pgroupHold(pid), gate: w}, nil
-}
-
-// release lets a stopped child run its command.
-func (ch *child) release() error {
-	switch {
-	case ch.traced:
-		ch.traced = false
-		if err := unix.PtraceDetach(ch.pid); err != nil {
-			return fmt.Errorf("supervisor: release child %d: %w", ch.pid, err)
-		}
-	case ch.gate != nil:
-		_, err := ch.gate.Write([]byte{'x'})
-		ch.gate.Close()
-		ch.gate = nil
-		if err != nil {
-			return fmt.Errorf("supervisor: open exec gate of child %d: %w", ch.pid, err)
-		}
-	}
-	return nil
-}
-
-// kill ends a child that must not run (still stopped), and reaps it.
-func (ch *child) kill() {
-	if ch.gate != nil {
-		ch.gate.Close() // the gate exits without running the command
-		ch.gate = nil
-	}
-	unix.Kill(ch.pid, unix.SIGKILL)
-	var ws unix.WaitStatus
-	eintr.Retry2(func() (int, error) { return unix.Wait4(ch.pid, &ws, unix.WALL, nil) })
-}
-
-// lockThread pins the calling goroutine to its OS thread for ptrace.
-func lockThread() func() {
-	runtime.LockOSThread()
-	return runtime.UnlockOSThread
-}
-
-// mayTrace reports whether path can run traced without changing meaning: a
-// set-user-ID or set-group-ID program (or one with file capabilities)
-// would lose its privileges under ptrace, so it goes through the gate.
-func mayTrace(path string) bool {
-	var st unix.Stat_t
-	if err := unix.Stat(path, &st); err != nil {
-		return false
-	}
-	if st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
-		return false
-	}
-	if sz, err := unix.Getxattr(path, "security.capability", nil); err == nil && sz > 0 {
-		return false
-	}
-	return true
 }

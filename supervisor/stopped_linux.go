@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"context"
-	"errors"
 	"os/exec"
 	"time"
 
@@ -10,40 +9,24 @@ import (
 	"github.com/leasewrap/leasewrap/lease"
 )
 
-// A child started stopped before its first instruction (an anchored
-// kind's, a waiter's): how it is started, and how it is let go.
-
-// startStopped starts the command stopped before its first instruction,
-// by ptrace or through the exec gate as Anchor says. Each try builds a
-// fresh exec.Cmd: a refused ptrace start leaves its Cmd used up. A child
+// startStopped starts the command behind the exec gate (gate_linux.go): a
+// process with the command's pid that runs nothing until let go. A child
 // that is to have the terminal gets it when it is let go (letGo), not at
-// its start: while it waits stopped, a ^C must reach leasewrap.
+// its start: while it waits, a ^C must reach leasewrap.
 func (r *runner) startStopped(j *job, h inherit.Handover) (*child, error) {
 	cmd, tty := r.prepareStopped(j, h)
-	mode := r.cfg.Anchor
-	if mode == AnchorAuto && !mayTrace(cmd.Path) {
-		mode = AnchorGate
+	exe, err := r.helperExe("exec gate")
+	if err != nil {
+		return nil, err
 	}
-	var ch *child
-	var err error
-	if mode != AnchorGate {
-		ch, err = startTraced(cmd)
-		if err != nil && mode != AnchorPtrace && errors.Is(err, errPtraceRefused) {
-			r.cfg.Logger.Debug("ptrace refused; using the exec gate", "err", err)
-			mode = AnchorGate
-			cmd, _ = r.prepareStopped(j, h)
-		}
-	}
-	if mode == AnchorGate {
-		var exe string
-		if exe, err = r.helperExe("exec gate"); err == nil {
-			ch, err = startGated(cmd, exe)
-		}
-	}
+	ch, err := startGated(cmd, exe)
 	if err != nil {
 		return nil, err
 	}
 	ch.takeTTY = tty
+	if j.hold != nil {
+		j.hold.started(ch)
+	}
 	return ch, nil
 }
 
@@ -69,21 +52,13 @@ func (r *runner) letGo(ch *child) error {
 	return ch.release()
 }
 
-// letGoUnder lets ch, a child started stopped that already has all ls
-// hands over (an anchored kind's, a waiter's), run its command under ls,
-// taken by an attempt that began at at: first readyToStart's checks and
-// on-start hook, then ch's parent-death signal cleared (a started job
-// outlives leasewrap; should that fail it is still safe: the job then
-// dies with leasewrap, and its lease with it), then the release. It
-// returns the start of the renewal the fence counts from. On an error ch
-// is killed and ls settled as never run.
+// letGoUnder lets ch, a gated child that already has all ls hands over,
+// run its command under ls, taken by an attempt that began at at: first
+// readyToStart's checks and on-start hook, then the release. It returns
+// the start of the renewal the fence counts from. On an error ch is
+// killed and ls settled as never run.
 func (r *runner) letGoUnder(ctx context.Context, j *job, ls lease.Lease, ch *child, at time.Time) (time.Time, error) {
 	at, err := r.readyToStart(ctx, j, ls, at)
-	if err == nil && ch.traced && tracedPdeathsig && !ch.deathsigCleared {
-		if cerr := clearPdeathsig(ch.pid); cerr != nil {
-			r.cfg.Logger.Warn("could not clear the command's parent-death signal; it will not outlive leasewrap", "pid", ch.pid, "err", cerr)
-		}
-	}
 	if err == nil {
 		err = r.letGo(ch)
 	}

@@ -20,7 +20,7 @@ type claimRunCmd struct {
 	TTL      time.Duration `help:"Claim TTL (1m..24h), renewed every --renew-every (default TTL/3) while the command runs. It protects the claim where its pid cannot be checked (another host, another container's pid namespace); after a crash that leaves no process behind, the key stays blocked until it runs out. 0: liveness is the command's pid alone, checkable only on this host in this pid namespace." default:"2m"`
 	Reason   string        `help:"Free-text reason recorded in the claim."`
 	Metadata string        `help:"JSON object recorded in the claim."`
-	Anchor   string        `help:"How the command is held stopped until the claim names its pid: auto (ptrace, else exec gate), ptrace or gate." enum:"auto,ptrace,gate" default:"auto"`
+	Anchor   string        `help:"Accepted for compatibility; every value holds the command in the exec gate until the claim names its pid." enum:"auto,ptrace,gate" default:"auto"`
 	cli.RunFlags
 
 	meta claim.Metadata // --metadata, decoded by Validate

@@ -15,10 +15,10 @@
 // A waiter blocks in flock(2) on that same open file description, as
 // flock(1) -w does (Locker.Notify): the kernel grants it the lock the
 // moment the holder closes its descriptor or unlocks it with LOCK_UN
-// (flock -u), which no file event shows. The description is known
-// before any attempt (Locker.HandoverFile, lease.Foreknown), so a
-// waiting supervisor starts the command stopped with it while the lock
-// is held, and the grant is the command's lock at once. A waiter that gives up abandons
+// (flock -u), which no file event shows, and the next attempt finds the
+// lock already on its description (lease.Granter: no attempt is made
+// before that, so /proc/locks is read once, for the message). The command
+// starts only then, as flock(1)'s does. A waiter that gives up abandons
 // the blocked call (Go restarts it after a signal, so it cannot be
 // cancelled); a grant that comes after that is released at once by the
 // call's own close of its duplicate descriptor.

@@ -47,10 +47,9 @@ type Locker struct {
 }
 
 var (
-	_ lease.Locker    = (*Locker)(nil)
-	_ lease.Notifier  = (*Locker)(nil)
-	_ lease.Identity  = (*Locker)(nil)
-	_ lease.Foreknown = (*Locker)(nil)
+	_ lease.Locker   = (*Locker)(nil)
+	_ lease.Notifier = (*Locker)(nil)
+	_ lease.Identity = (*Locker)(nil)
 )
 
 // NewLocker checks c and returns its Locker. The errors are the caller's
@@ -97,12 +96,11 @@ func (l *Locker) Holder() string { return l.holder }
 // Key is the lock file's absolute path.
 func (l *Locker) Key() string { return l.path }
 
-// HandoverFile opens the lock file if no attempt has yet and returns the
-// descriptor a successful Acquire locks and hands over (lease.Foreknown):
-// the Locker keeps one open file description across attempts, so a
-// child that inherits it before the lock is taken holds the lock the
-// moment it is granted to that description.
-func (l *Locker) HandoverFile() (*os.File, error) {
+// file opens the lock file if no attempt has yet and returns the
+// descriptor a successful Acquire locks and hands over: the Locker keeps
+// one open file description across attempts, so a lock the kernel grants
+// to it while waiting (Notify) is the next Acquire's at once.
+func (l *Locker) file() (*os.File, error) {
 	if l.f == nil {
 		f, err := open(l.path)
 		if err != nil {
@@ -117,7 +115,7 @@ func (l *Locker) HandoverFile() (*os.File, error) {
 // *lease.HeldError naming the holder's pid when /proc/locks shows it; a
 // planted symlink, FIFO, device or hard link matches lease.ErrRefused.
 func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
-	if _, err := l.HandoverFile(); err != nil {
+	if _, err := l.file(); err != nil {
 		return nil, err
 	}
 	how := unix.LOCK_EX

@@ -36,13 +36,16 @@ type kernelWait struct {
 	over    bool       // its outcome was taken: later Waits only sleep
 }
 
-var _ lease.Wake = (*kernelWait)(nil)
+var (
+	_ lease.Wake    = (*kernelWait)(nil)
+	_ lease.Granter = (*kernelWait)(nil)
+)
 
 // Notify opens the lock file if no attempt has yet and returns the
 // kernel's own wait on it (see kernelWait). It is called before the first
 // attempt; the blocking call starts at the first Wait.
 func (l *Locker) Notify(context.Context) (lease.Wake, error) {
-	if _, err := l.HandoverFile(); err != nil {
+	if _, err := l.file(); err != nil {
 		return nil, err
 	}
 	rc, err := l.f.SyscallConn()
@@ -105,6 +108,10 @@ func (w *kernelWait) Wait(ctx context.Context, _ error, limit time.Duration) (bo
 		return false, ctx.Err()
 	}
 }
+
+// Grants reports whether the blocking call still waits for the lock (or
+// has yet to start): until it returns, no attempt can take it.
+func (w *kernelWait) Grants() bool { return !w.over }
 
 // Close closes the duplicate descriptor unless the blocking call owns it
 // (it closes it when it returns). It is idempotent.

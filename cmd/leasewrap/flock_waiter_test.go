@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -13,34 +14,13 @@ import (
 	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
-// setuidCopy copies the program at path into dir with its set-user-ID
-// bit set: leasewrap never traces such a program (it would lose its
-// privileges), so a waiter holds it stopped in the exec gate instead.
-func setuidCopy(t *testing.T, dir, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "suid-"+filepath.Base(path))
-	if err := os.WriteFile(out, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(out, os.ModeSetuid|0o755); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// TestFlockWaiterHandsOverToItsWaitingChild: a flock kind waiter starts
-// its command stopped while a flock(1) holder has the lock, and keeps it
-// stopped (the marker stays absent) until the holder lets go, by closing
-// its descriptor or by `flock -u`; then the command runs holding the
-// lock (flock -n from outside fails while it runs) and the lock is free
-// once it exits. The child waits under ptrace, or in the exec gate for a
-// set-user-ID program. A waiter SIGKILLed once its command runs leaves
-// the lock with the command, as one that started it running does.
-func TestFlockWaiterHandsOverToItsWaitingChild(t *testing.T) {
+// TestFlockWaiterStartsItsCommandAfterTheGrant: a flock kind waiter
+// behind a flock(1) holder waits as flock -w does, with no child process,
+// until the holder lets go (by closing its descriptor or by `flock -u`);
+// then the command runs holding the lock (flock -n from outside fails
+// while it runs) and the lock is free once it exits. A waiter SIGKILLed
+// once its command runs leaves the lock with the command.
+func TestFlockWaiterStartsItsCommandAfterTheGrant(t *testing.T) {
 	needFlock1(t)
 	for _, idiom := range []struct{ name, end string }{
 		{"holder closes", "exec 9<&-"},
@@ -48,11 +28,9 @@ func TestFlockWaiterHandsOverToItsWaitingChild(t *testing.T) {
 	} {
 		for _, tc := range []struct {
 			name      string
-			gate      bool // a set-user-ID shell: the exec gate holds it
 			killAfter bool // SIGKILL the waiter once its command runs
 		}{
-			{name: "ptrace"},
-			{name: "gate", gate: true},
+			{name: "runs"},
 			{name: "waiter SIGKILLed while its command runs", killAfter: true},
 		} {
 			t.Run(idiom.name+"/"+tc.name, func(t *testing.T) {
@@ -61,26 +39,22 @@ func TestFlockWaiterHandsOverToItsWaitingChild(t *testing.T) {
 				ready, release, released, gone := filepath.Join(dir, "ready"), filepath.Join(dir, "release"), filepath.Join(dir, "released"), filepath.Join(dir, "gone")
 				shellHolder(t, lock, release, ready, released, gone, idiom.end)
 				ran, jobGone := filepath.Join(dir, "ran-marker"), filepath.Join(dir, "job-gone")
-				sh := "sh"
-				if tc.gate {
-					sh = setuidCopy(t, dir, "/bin/sh")
-				}
-				waiter := startLW(t, nil, "flock", "run", lock, "--wait", "30s", "--", sh, "-c", "touch "+ran+"; "+waitUntil(jobGone))
+				pidFile := filepath.Join(dir, "job-pid")
+				waiter := startLW(t, nil, "flock", "run", lock, "--wait", "30s", "--", "sh", "-c", "echo $$ > "+pidFile+"; touch "+ran+"; "+waitUntil(jobGone))
 				t.Cleanup(func() { os.WriteFile(jobGone, nil, 0o644) })
 				waitFor(t, "the waiter to wait", func() bool { return strings.Contains(waiter.stderr.String(), "lease held; waiting") })
-				waitFor(t, "the waiter's stopped child", func() bool { return len(processesWith(ran)) == 2 }) // the waiter and its child
-				if exists(ran) {
-					t.Fatal("the waiter's command ran while the holder had the lock")
-				}
-				if want, have := map[bool]int{false: 1, true: 2}[tc.gate], len(leasewraps(processesWith(ran))); have != want {
-					t.Fatalf("want %d leasewrap processes (the waiter, and the exec gate of a set-user-ID program), have %d", want, have)
+				if kids := childrenOf(waiter.Cmd.Process.Pid); len(kids) != 0 {
+					t.Fatalf("want no child process of a waiting leasewrap, have %v", kids)
 				}
 				os.WriteFile(release, nil, 0o644)
 				waitFor(t, "the waiter's command", func() bool { return exists(ran) })
 				if tc.killAfter {
+					waitFor(t, "the command's pid", func() bool { b, _ := os.ReadFile(pidFile); return len(b) > 1 })
+					b, _ := os.ReadFile(pidFile)
+					job, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 					waiter.Cmd.Process.Signal(syscall.SIGKILL)
 					<-waiter.Done()
-					if len(processesWith(ran)) != 1 {
+					if !alive(job) {
 						t.Fatal("the command did not outlive its SIGKILLed leasewrap")
 					}
 				}
@@ -99,6 +73,21 @@ func TestFlockWaiterHandsOverToItsWaitingChild(t *testing.T) {
 			})
 		}
 	}
+}
+
+// childrenOf lists the live child processes of pid (every thread's).
+func childrenOf(pid int) []int {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	var out []int
+	for _, task := range tasks {
+		b, _ := os.ReadFile(task)
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil && alive(c) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
 
 // TestFlockNoWaitStartsNothingStopped: a run that does not wait (the
@@ -120,10 +109,11 @@ func TestFlockNoWaitStartsNothingStopped(t *testing.T) {
 }
 
 // TestWaiterLeavesTheTerminalToLeasewrap: a waiter under a terminal keeps
-// the terminal's foreground group while its command waits stopped, so ^C
+// the terminal's foreground group while it waits, with no child, so ^C
 // reaches it and ends the wait (130; the command never runs, nothing is
-// left); once the lease is taken the command gets the terminal. For both
-// kinds that start their command while waiting.
+// left); once the lease is taken the command gets the terminal. For the
+// flock kind and the claim kind (whose command starts behind the exec
+// gate).
 func TestWaiterLeavesTheTerminalToLeasewrap(t *testing.T) {
 	needFlock1(t)
 	for _, kind := range []string{"flock", "claim"} {
@@ -157,7 +147,9 @@ func TestWaiterLeavesTheTerminalToLeasewrap(t *testing.T) {
 				cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 				waiter := startProc(t, cmd)
 				waitFor(t, "the waiter to wait", func() bool { return strings.Contains(waiter.stderr.String(), "lease held; waiting") })
-				waitFor(t, "the waiter's stopped child", func() bool { return len(processesWith(stat)) == 2 })
+				if kids := childrenOf(waiter.Cmd.Process.Pid); len(kids) != 0 {
+					t.Fatalf("want no child process of a waiting leasewrap, have %v", kids)
+				}
 				if fg := foreground(t, master); fg != waiter.Cmd.Process.Pid {
 					t.Fatalf("want leasewrap's group %d in the foreground while it waits, have %d", waiter.Cmd.Process.Pid, fg)
 				}
@@ -166,7 +158,6 @@ func TestWaiterLeavesTheTerminalToLeasewrap(t *testing.T) {
 					if have := waiter.wait(t); have != 130 {
 						t.Fatalf("want 130 after ^C, have %d\n%s", have, &waiter.stderr)
 					}
-					waitFor(t, "the stopped child to be gone", func() bool { return len(processesWith(stat)) == 0 })
 					if exists(stat) {
 						t.Fatal("the command of a waiter interrupted by ^C ran")
 					}
@@ -198,17 +189,4 @@ func foreground(t *testing.T, master *os.File) int {
 		t.Fatal(err)
 	}
 	return pg
-}
-
-// leasewraps are those of pids that run this test binary (leasewrap, or
-// its exec gate).
-func leasewraps(pids []int) []int {
-	var out []int
-	for _, pid := range pids {
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if argv0, _, _ := strings.Cut(string(b), "\x00"); argv0 == os.Args[0] {
-			out = append(out, pid)
-		}
-	}
-	return out
 }
