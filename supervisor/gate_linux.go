@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -42,6 +43,7 @@ func runGate(v string) int {
 	}
 	defaultSignals()
 	var b [1]byte
+	eintr.Retry2(func() (int, error) { return unix.Write(fd, []byte{'r'}) }) // ready (awaitGate)
 	if n, err := eintr.Retry2(func() (int, error) { return unix.Read(fd, b[:]) }); n != 1 || err != nil {
 		// Leasewrap closed the gate (lease not acquired) or died: the
 		// command must never run.
@@ -92,28 +94,46 @@ const (
 	exitGateBroken = 70
 )
 
-// startGated starts the exec gate: leasewrap itself, waiting on a pipe,
-// that execs cmd in place (same pid) when released, and exits without
-// running it when the pipe closes first (leasewrap gave up or died).
+// startGated starts the exec gate: leasewrap itself, waiting on a
+// socket, that execs cmd in place (same pid) when released, and exits
+// without running it when the socket closes first (leasewrap gave up or
+// died).
 func startGated(cmd *exec.Cmd, exe string) (*child, error) {
-	r, w, err := os.Pipe()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("supervisor: gate pipe: %w", err)
+		return nil, fmt.Errorf("supervisor: gate socket: %w", err)
 	}
-	defer r.Close()
+	unix.SetNonblock(fds[0], true)
+	ours, theirs := os.NewFile(uintptr(fds[0]), "gate"), os.NewFile(uintptr(fds[1]), "gate")
+	defer theirs.Close()
 	gate := *cmd
 	gate.Path = exe
 	gate.Args = append([]string{exe, cmd.Path}, cmd.Args...)
 	// The gate's descriptor is the last extra file; the lease's (if any)
 	// keeps fd 3.
-	gate.ExtraFiles = append(append([]*os.File(nil), cmd.ExtraFiles...), r)
+	gate.ExtraFiles = append(append([]*os.File(nil), cmd.ExtraFiles...), theirs)
 	gate.Env = append(append([]string(nil), cmd.Env...), fmt.Sprintf("%s=%d", gateEnv, 3+len(cmd.ExtraFiles)))
 	pid, err := spawnJob(&gate)
 	if err != nil {
-		w.Close()
+		ours.Close()
 		return nil, fmt.Errorf("supervisor: start exec gate %s: %w", exe, err)
 	}
-	return &child{pid: pid, group: pgroupHold(pid), gate: w}, nil
+	return &child{pid: pid, group: pgroupHold(pid), gate: ours}, nil
+}
+
+// gateReadyWait bounds awaitGate, on the monotonic clock.
+const gateReadyWait = 5 * time.Second
+
+// awaitGate waits until the gate has given the signals the command's
+// dispositions (or is gone), so that a signal sent to it from then on
+// (during the on-start hook, say) does what it would do to the command.
+func (ch *child) awaitGate() {
+	if ch.gate == nil {
+		return
+	}
+	ch.gate.SetReadDeadline(time.Now().Add(gateReadyWait))
+	var b [1]byte
+	ch.gate.Read(b[:]) // a byte, EOF (the gate is gone) or the deadline: go on
 }
 
 // release lets a gated child run its command. A gate already gone (a
@@ -126,7 +146,7 @@ func (ch *child) release() error {
 	_, err := ch.gate.Write([]byte{'x'})
 	ch.gate.Close()
 	ch.gate = nil
-	if err != nil && !errors.Is(err, unix.EPIPE) {
+	if err != nil && !errors.Is(err, unix.EPIPE) && !errors.Is(err, unix.ECONNRESET) {
 		return fmt.Errorf("supervisor: open exec gate of child %d: %w", ch.pid, err)
 	}
 	return nil
@@ -136,12 +156,13 @@ func (ch *child) release() error {
 // signal that had already ended the gate, if one had: that signal was
 // meant for the command, and the run ends as the command would have.
 func (ch *child) kill() syscall.Signal {
+	var ws unix.WaitStatus
+	gone, _ := unix.Wait4(ch.pid, &ws, unix.WNOHANG, nil)
 	if ch.gate != nil {
 		ch.gate.Close() // the gate exits without running the command
 		ch.gate = nil
 	}
-	var ws unix.WaitStatus
-	if pid, _ := unix.Wait4(ch.pid, &ws, unix.WNOHANG, nil); pid == ch.pid {
+	if gone == ch.pid {
 		if ws.Signaled() {
 			return ws.Signal()
 		}

@@ -58,6 +58,7 @@ func (r *runner) letGo(ch *child) error {
 // the start of the renewal the fence counts from. On an error ch is
 // killed and ls settled as never run.
 func (r *runner) letGoUnder(ctx context.Context, j *job, ls lease.Lease, ch *child, at time.Time) (time.Time, error) {
+	ch.awaitGate()
 	at, err := r.readyToStart(ctx, j, ls, at)
 	if err == nil {
 		err = r.letGo(ch)

@@ -21,6 +21,9 @@ const asMainEnv = "LEASEWRAP_TEST_AS_MAIN"
 
 func TestMain(m *testing.M) {
 	supervisor.Gate()
+	if os.Getenv(noPtraceEnv) == "1" {
+		execWithoutPtrace() // waiter_hostile_test.go
+	}
 	if os.Getenv("CHILD_REPORT") == "1" && os.Getenv("LEASEWRAP_KIND") != "" {
 		childReport()
 		os.Exit(0)
