@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
-	"slices"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -95,51 +92,15 @@ func (r *runner) prepare(j *job, h inherit.Handover) *exec.Cmd {
 	return cmd
 }
 
-// spawn starts cmd as cmd.Start would (the fields the supervisor sets:
-// Path, Args, Dir, Env, the three streams as files or nil for /dev/null,
-// ExtraFiles and SysProcAttr, all passed unchanged to the same fork and
-// exec in package syscall, on the calling OS thread) and returns the
-// child's pid. It does not go through os.StartProcess: that checks once per
-// process whether pidfds work by cloning a throwaway child and calling
-// pidfd_open, waitid and pidfd_send_signal (0.5 ms, 41 system calls, two
-// clones in a run of `true`), for an os.Process handle the supervisor never
-// uses: it waits for its child by pid (reap) and signals its process
-// group. cmd.Process stays nil.
+// spawn starts cmd and returns the child's pid. The supervisor waits for
+// its children by pid (reap) and signals process groups, so the
+// os.Process handle is released at once.
 func spawn(cmd *exec.Cmd) (int, error) {
-	if cmd.Process != nil {
-		return 0, errors.New("supervisor: child already started")
-	}
-	env, err := dedupEnv(cmd.Env)
-	if err != nil {
+	if err := cmd.Start(); err != nil {
 		return 0, err
 	}
-	files := make([]uintptr, 0, 3+len(cmd.ExtraFiles))
-	var devNull *os.File
-	for i, s := range []any{cmd.Stdin, cmd.Stdout, cmd.Stderr} {
-		if s == nil {
-			if devNull == nil {
-				if devNull, err = os.OpenFile(os.DevNull, os.O_RDWR, 0); err != nil {
-					return 0, err
-				}
-				defer devNull.Close()
-			}
-			files = append(files, devNull.Fd())
-			continue
-		}
-		f, ok := s.(*os.File)
-		if !ok {
-			return 0, fmt.Errorf("supervisor: %s: stream %d of the child is not a file (%T)", cmd.Path, i, s)
-		}
-		files = append(files, f.Fd())
-	}
-	for _, f := range cmd.ExtraFiles {
-		files = append(files, f.Fd())
-	}
-	pid, _, err := syscall.StartProcess(cmd.Path, cmd.Args, &syscall.ProcAttr{Dir: cmd.Dir, Env: env, Files: files, Sys: cmd.SysProcAttr})
-	runtime.KeepAlive(cmd) // its files stay open until the child has them
-	if err != nil {
-		return 0, &os.PathError{Op: "fork/exec", Path: cmd.Path, Err: err}
-	}
+	pid := cmd.Process.Pid
+	cmd.Process.Release()
 	return pid, nil
 }
 
@@ -152,37 +113,6 @@ func spawnJob(cmd *exec.Cmd) (int, error) {
 		oom.started(pid)
 	}
 	return pid, err
-}
-
-// dedupEnv is os/exec's treatment of an environment: the last of several
-// entries for one name wins, in place of the first, and a NUL byte is an
-// error.
-func dedupEnv(env []string) ([]string, error) {
-	out := make([]string, 0, len(env))
-	saw := make(map[string]bool, len(env))
-	for n := len(env); n > 0; n-- {
-		kv := env[n-1]
-		if strings.IndexByte(kv, 0) >= 0 {
-			return nil, errors.New("exec: environment variable contains NUL")
-		}
-		i := strings.IndexByte(kv, '=')
-		if i == 0 {
-			i = strings.IndexByte(kv[1:], '=') + 1
-		}
-		if i < 0 {
-			if kv != "" {
-				out = append(out, kv)
-			}
-			continue
-		}
-		if saw[kv[:i]] {
-			continue
-		}
-		saw[kv[:i]] = true
-		out = append(out, kv)
-	}
-	slices.Reverse(out)
-	return out, nil
 }
 
 // foregroundTTY reports whether f is a terminal whose foreground process
