@@ -8,13 +8,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/leasewrap/leasewrap/internal/cgroup"
+	"github.com/leasewrap/leasewrap/internal/eintr"
 	"github.com/leasewrap/leasewrap/internal/procstat"
+	"github.com/leasewrap/leasewrap/lease"
 )
 
 // JobMode chooses what holds a job together: everything its command
@@ -353,4 +356,156 @@ func descendants(pid, skip int) []member {
 		}
 	}
 	return out
+}
+
+// The job is the child's process group: the child is its leader, and
+// whatever it starts stays in it unless it calls setsid(2) or setpgid(2).
+// The lease covers the job, so it is settled only once no live member of
+// the group is left. Zombies do not count: a corpse nobody reaps still
+// answers kill(-pgid, 0), but it does no work. jobHold (jobform_linux.go)
+// is the one place that knows the job's form, and uses procGroup for this
+// one: signalling it, and listing what is left.
+
+// procGroup is a job in the process-group form.
+type procGroup struct{ pgid int }
+
+// member is a live process of a job.
+type member struct {
+	pid  int
+	comm string
+}
+
+func (m member) String() string { return fmt.Sprintf("%d (%s)", m.pid, m.comm) }
+
+// signal sends sig to every member of the job.
+func (g procGroup) signal(sig unix.Signal) error { return unix.Kill(-g.pgid, sig) }
+
+// members lists the job's live (not zombie) processes; none means the
+// job is over. A cheap kill(-pgid, 0) answers "empty" without reading
+// /proc.
+func (g procGroup) members() []member {
+	if err := unix.Kill(-g.pgid, 0); err == unix.ESRCH {
+		return nil
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		// No /proc: trust kill(2), corpses included.
+		return []member{{pid: -g.pgid, comm: "?"}}
+	}
+	var out []member
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, err := procstat.Read(pid)
+		if err != nil || st.PGRP != g.pgid || !st.Live() {
+			continue // gone meanwhile, another group, or a corpse
+		}
+		out = append(out, member{pid: pid, comm: st.Comm})
+	}
+	return out
+}
+
+// stopForShell handles a job that stopped (^Z at the terminal it was
+// handed). A shell waits for leasewrap, not for the job, so leasewrap
+// takes the terminal back and stops itself: the shell sees its job stopped
+// and gets its prompt back. On SIGCONT (fg, bg) leasewrap gives the job
+// the terminal again and continues it. Without the terminal (no job
+// control) a stopped job is left alone. While leasewrap is stopped it
+// cannot renew: a stop longer than the fencing deadline ends in a lost
+// lease on resume.
+func (r *runner) stopForShell(ch *child) {
+	if !r.foreground {
+		return
+	}
+	stdin := r.cfg.Stdin
+	setForeground(stdin, unix.Getpgrp())
+	unix.Kill(os.Getpid(), unix.SIGSTOP)
+	// Continued.
+	if fg, err := unix.IoctlGetInt(int(stdin.Fd()), unix.TIOCGPGRP); err == nil && fg == unix.Getpgrp() {
+		setForeground(stdin, ch.group.pgid) // fg: the job gets the terminal again
+	}
+	ch.group.signal(unix.SIGCONT)
+}
+
+// setForeground makes pgid the terminal's foreground group. SIGTTOU is
+// blocked on the calling thread meanwhile, as a shell does: a background
+// process may then change the foreground group (tcsetpgrp(3)). It is
+// blocked, not ignored, so no child inherits an ignored SIGTTOU.
+func setForeground(tty *os.File, pgid int) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var set, old unix.Sigset_t
+	set.Val[0] = 1 << (uint(unix.SIGTTOU) - 1)
+	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &set, &old); err != nil {
+		return err
+	}
+	defer unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
+	return unix.IoctlSetPointerInt(int(tty.Fd()), unix.TIOCSPGRP, pgid)
+}
+
+// reap collects, without blocking, whatever of the child's state changed:
+// its end (exited, with its status) or a stop (job control). As a
+// subreaper (anyChild) it reaps every other child that ended meanwhile
+// too (orphans) without ever taking the main child's status for one of
+// theirs: it waits for any pid and compares. Otherwise it waits for its
+// own child only, so a program embedding the supervisor keeps its other
+// children's statuses.
+func (ch *child) reap(anyChild bool) (status lease.Result, exited, stopped bool) {
+	wpid := ch.pid
+	if anyChild {
+		wpid = -1
+	}
+	for {
+		var ws unix.WaitStatus
+		pid, err := eintr.Retry2(func() (int, error) { return unix.Wait4(wpid, &ws, unix.WNOHANG|unix.WUNTRACED, nil) })
+		if pid <= 0 || err != nil {
+			return status, false, stopped
+		}
+		if pid != ch.pid {
+			continue
+		}
+		if ws.Stopped() {
+			stopped = true
+			continue
+		}
+		if ws.Exited() || ws.Signaled() {
+			return resultOf(ws), true, stopped
+		}
+	}
+}
+
+// exited reports, without reaping it, whether the child has ended.
+func (ch *child) exited() bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, ch.pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	if err == unix.ECHILD {
+		return true // already reaped
+	}
+	if err != nil {
+		return false
+	}
+	// Linux fills si_signo with SIGCHLD for a waitable child, 0 otherwise.
+	return info.Signo != 0
+}
+
+// resultOf turns a wait status into the exit-code contract: the child's
+// code, or 128+N for death by signal N.
+func resultOf(ws unix.WaitStatus) lease.Result {
+	if ws.Signaled() {
+		return lease.Result{ExitCode: 128 + int(ws.Signal()), Signal: ws.Signal()}
+	}
+	return lease.Result{ExitCode: ws.ExitStatus()}
+}
+
+// reapOrphans collects whatever orphans are already gone, before exit.
+func reapOrphans() {
+	for {
+		var ws unix.WaitStatus
+		pid, err := eintr.Retry2(func() (int, error) { return unix.Wait4(-1, &ws, unix.WNOHANG, nil) })
+		if pid <= 0 || err != nil {
+			return
+		}
+	}
 }
