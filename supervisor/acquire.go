@@ -19,18 +19,9 @@ import (
 	"github.com/leasewrap/leasewrap/lease"
 )
 
-// SplayOffset is the wait Config.Splay asks for before the first attempt:
-// a fixed offset in [0, d) derived from host, kind and key (FNV-1a), the
-// same on every run of that host and key and spread evenly across a fleet
-// of hosts. 0 when d is 0.
-//
-// Stable rather than random per run: a hash spreads a hundred hosts over
-// [0, d) as evenly as random draws do, but each host keeps its own steady
-// schedule (an hourly job with --splay 50m runs an hour apart, never
-// eleven minutes apart after one early and one late draw), and a run's
-// delay can be told in advance and reproduced when reading its logs. A
-// pod's host name is its own name, new for every run of a CronJob: there
-// the offset changes from run to run.
+// SplayOffset is the wait Config.Splay asks for: an offset in [0, d) hashed
+// (FNV-1a) from host, kind and key, so each host keeps a steady schedule
+// and a fleet is spread evenly. 0 when d is 0.
 func SplayOffset(host, kind, key string, d time.Duration) time.Duration {
 	if d <= 0 {
 		return 0
@@ -44,9 +35,8 @@ func SplayOffset(host, kind, key string, d time.Duration) time.Duration {
 	return time.Duration(h.Sum64() % uint64(d))
 }
 
-// splay waits the run's splay offset before anything is acquired. A
-// terminating signal meanwhile aborts the run as during --wait (nothing
-// was started or taken); the other forwarded signals are dropped.
+// splay waits the run's splay offset before anything is acquired; a
+// terminating signal aborts the run, others are dropped.
 func (r *runner) splay(ctx context.Context) (time.Duration, error) {
 	if r.cfg.Splay <= 0 {
 		return 0, nil
@@ -77,17 +67,16 @@ func (r *runner) splay(ctx context.Context) (time.Duration, error) {
 	}
 }
 
-// abortError reports that leasewrap was asked to stop (by sig) before the
-// child started: nothing was left behind.
+// abortError reports a signal that stopped leasewrap before the child
+// started: nothing was left behind.
 type abortError struct{ sig syscall.Signal }
 
 func (e *abortError) Error() string {
 	return fmt.Sprintf("supervisor: %v while acquiring; nothing was started", e.sig)
 }
 
-// isAbortSignal tells the signals that stop an acquisition in progress.
-// The other forwarded signals (WINCH, USR1, USR2) only matter to a running
-// child: received while waiting, they are dropped.
+// isAbortSignal tells the signals that stop an acquisition; the others
+// only matter to a running child and are dropped while waiting.
 func isAbortSignal(s os.Signal) bool {
 	switch s {
 	case syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT:
@@ -106,10 +95,8 @@ const (
 // waitReportEvery is how often a waiter says again whom it waits for.
 const waitReportEvery = time.Minute
 
-// acquire takes j's lease, waiting up to Wait, and starts j's command
-// under it. It is an oklog/run group of two actors: the attempt loop
-// (which blocks in the kind's I/O) and a watcher of the run's signal
-// channel, so SIGINT/SIGTERM while waiting abort cleanly.
+// acquire takes j's lease, waiting up to Wait, and starts j's command under
+// it: the attempt loop and a watcher of the run's signals, as two actors.
 func (r *runner) acquire(ctx context.Context, j *job) (*acquired, error) {
 	var (
 		got     *acquired
@@ -271,18 +258,14 @@ func heldAttrs(err error) []any {
 	return append([]any{"holder", held.Holder}, held.HolderAttrs()...)
 }
 
-// queued waits in the kind's own queue until Wait runs out. A lease that
-// is granted but lost again before the command starts (a rival overwrote
-// it, the renewal that anchors the fence failed, too little was left
-// before its fence) only cost this waiter its place: it queues again
-// while the wait lasts, and nothing has run.
+// queued waits in the kind's own queue until Wait runs out. A lease granted
+// but lost again before the command starts (a rival overwrote it, the
+// renewal before the start failed) only costs the waiter its place.
 func (r *runner) queued(ctx context.Context, j *job, q lease.Queuer) (*acquired, error) {
 	qctx, cancel := context.WithTimeout(ctx, r.cfg.Wait)
 	defer cancel()
-	// A queued kind's lease dies with leasewrap (a TTL that only its
-	// renewals keep): its job will need a guard. Started now, the guard
-	// waits with us and the hand-over does not pay a process start; a
-	// start that fails here is tried again (and reported) at the job's.
+	// Its lease dies with leasewrap: the job's guard starts now, off the
+	// hand-over's path.
 	if j.guard == nil {
 		if t, err := r.startGuard(); err == nil {
 			j.guard = t
@@ -297,22 +280,16 @@ func (r *runner) queued(ctx context.Context, j *job, q lease.Queuer) (*acquired,
 	for {
 		ls, err := q.AcquireWait(qctx)
 		if err != nil {
-			// The wait ran out when the queue's own deadline passed (or the
-			// kind says the lease is still held), not when an error that
-			// matches context.DeadlineExceeded comes back: a request that
-			// timed out on its own (an API server that never answers) is
-			// the kind's failure to report (69), not the wait's end (75).
+			// The wait ran out only if the queue's deadline passed: a request
+			// that timed out on its own is the kind's failure (69), not 75.
 			if ctx.Err() == nil && (errors.Is(err, lease.ErrHeld) || errors.Is(qctx.Err(), context.DeadlineExceeded)) {
 				return nil, fmt.Errorf("%w (%v): %w", ErrWaitTimeout, r.cfg.Wait, err)
 			}
 			return nil, err
 		}
-		// The wait may have lasted longer than the TTL (the kind kept its
-		// lease alive meanwhile): the fence must count from a renewal whose
-		// start we know. A kind that reports its last confirmation
-		// (lease.Confirmed) recent enough for the start margin has one:
-		// the fence counts from it and the job starts without another
-		// round trip. Otherwise renew once now, before the command starts.
+		// The fence counts from a renewal whose start is known: the kind's
+		// last confirmation (lease.Confirmed) if recent enough, else a
+		// renewal now, before the command starts.
 		at := time.Now()
 		if c, ok := ls.(lease.Confirmed); ok && ls.TTL() > 0 && !c.ConfirmedAt().IsZero() && r.cfg.checkStartMargin(ls, c.ConfirmedAt()) == nil {
 			at = c.ConfirmedAt()
@@ -410,7 +387,7 @@ func (r *runner) startUnder(ctx context.Context, j *job, ls lease.Lease, at time
 			t, err = r.startGuard()
 		}
 		if err == nil {
-			ch, err = startTethered(cmd, t, j.hold)
+			ch, err = startGuarded(cmd, t, j.hold)
 		}
 	} else if ch, err = startPlain(cmd); err == nil && j.hold != nil {
 		j.hold.started(ch)
@@ -436,9 +413,9 @@ func (r *runner) readyToStart(ctx context.Context, j *job, ls lease.Lease, at ti
 	return r.onStart(ctx, j, ls, at)
 }
 
-// startGuard starts a job guard (tether_linux.go) from the helper
+// startGuard starts a job guard (guard_linux.go) from the helper
 // executable.
-func (r *runner) startGuard() (*tether, error) {
+func (r *runner) startGuard() (*guard, error) {
 	exe, err := r.helperExe("job guard")
 	if err != nil {
 		return nil, err

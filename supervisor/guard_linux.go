@@ -21,54 +21,36 @@ import (
 )
 
 // A lease that dies with leasewrap (lease.DiesWithLeasewrap: an etcd
-// session, kept alive only by leasewrap's keep-alives) expires soon after leasewrap dies, and another
-// host then takes it: the job must not outlive leasewrap. Two mechanisms:
-//
-//   - the child gets Pdeathsig SIGKILL. It fires when the OS thread that
-//     forked the child exits, not the process (golang/go#27505), so the
-//     child is started from a goroutine locked to its thread, and that
-//     goroutine stays locked until the job is over;
-//   - the rest of the job's group is watched by a guard: leasewrap
-//     re-executed in a role of its own, in its own process group, blocked
-//     on a pipe whose write end only leasewrap holds. When that pipe
-//     closes without the all-clear byte (leasewrap died, however), the
-//     guard SIGKILLs the job's process group.
-//
-// In the cgroup form the guard kills the job's cgroup (cgroup.kill), which
-// nothing escapes; in the process-group form a descendant that left the
-// group (setsid, setpgid) escapes it.
+// session) is taken by another host soon after leasewrap dies, so the job
+// must not outlive it: the child gets Pdeathsig SIGKILL, from a goroutine
+// locked to its thread until the job is over (the signal follows the
+// thread, golang/go#27505), and a guard (leasewrap re-executed, blocked on
+// a pipe only leasewrap holds) kills the rest of the job, its cgroup or its
+// process group, if that pipe closes without the all-clear byte.
 
-// guardEnv marks a process started as a job guard; guardFDEnv names the
-// descriptor of its pipe. The guard is started before the job, and where
-// tasks are limited the job starts only once the guard said it is ready
-// (guardReadyFDEnv), so a job that forks up to its pids limit at once
-// cannot keep it from starting or from making its threads:
-// what it must kill comes through the pipe once the job exists
-// (jobHold.guardMessage), and the all-clear byte 'd' when the job is over.
+// guardEnv marks a job guard; guardFDEnv names its pipe, on which it gets
+// what to kill (jobHold.guardMessage) and the all-clear byte 'd'.
 const (
 	guardEnv   = "LEASEWRAP_GUARD"
 	guardFDEnv = "LEASEWRAP_GUARD_FD"
-	// guardReadyFDEnv names, where tasks are limited (tasksLimited), the
-	// descriptor on which the guard writes a byte once it has made the
-	// threads it needs (its runtime's start and memtrim.Idle's collection):
-	// the job starts only after that, else a job that fills its pids limit
-	// at once makes the guard abort (pthread_create failed).
+	// guardReadyFDEnv, where tasks are limited, names where the guard
+	// says it has made its threads: the job starts only after that, so a
+	// job that fills its pids limit at once cannot make it abort.
 	guardReadyFDEnv = "LEASEWRAP_GUARD_READY_FD"
 )
 
-// tether keeps one job tied to leasewrap's life.
-type tether struct {
+// guard keeps one job tied to leasewrap's life.
+type guard struct {
 	release chan struct{} // closed once the job is over: the thread may go
-	guard   *os.File      // write end of the guard's pipe
+	pipe    *os.File      // write end of the guard's pipe
 	ready   *os.File      // where tasks are limited: the guard's readiness pipe
 	pid     int           // the guard process
 }
 
-// startTethered starts cmd with Pdeathsig from a goroutine locked to its
-// OS thread for the job's whole life, then tells the guard t (started
-// with startGuard, before the job: a waiter starts it before its wait) what
-// the job is. t is done if the job cannot start.
-func startTethered(cmd *exec.Cmd, t *tether, hold *jobHold) (*child, error) {
+// startGuarded starts cmd with Pdeathsig from a goroutine locked to its
+// thread for the job's life, then tells the guard t (started before, even
+// before a wait) what the job is. t is done if the job cannot start.
+func startGuarded(cmd *exec.Cmd, t *guard, hold *jobHold) (*child, error) {
 	cmd.SysProcAttr.Pdeathsig = unix.SIGKILL
 	type started struct {
 		pid int
@@ -92,12 +74,12 @@ func startTethered(cmd *exec.Cmd, t *tether, hold *jobHold) (*child, error) {
 		t.done() // nothing to guard
 		return nil, startError(cmd.Path, st.err)
 	}
-	ch := &child{pid: st.pid, group: pgroupHold(st.pid), tether: t}
+	ch := &child{pid: st.pid, group: pgroupHold(st.pid), guard: t}
 	if hold != nil {
 		hold.started(ch)
 	}
-	ch.group.guard = t.pid // leasewrap's child, never a member of a joined job
-	if _, err := t.guard.Write(ch.group.guardMessage()); err != nil {
+	ch.group.guardPID = t.pid // leasewrap's child, never a member of a joined job
+	if _, err := t.pipe.Write(ch.group.guardMessage()); err != nil {
 		ch.group.signal(unix.SIGKILL)
 		var ws unix.WaitStatus
 		unix.Wait4(ch.pid, &ws, 0, nil)
@@ -109,8 +91,8 @@ func startTethered(cmd *exec.Cmd, t *tether, hold *jobHold) (*child, error) {
 
 // startGuard starts a job guard (exe in the guard role) that waits on its
 // pipe for the job it must guard; done ends it.
-func startGuard(exe string) (*tether, error) {
-	t := &tether{release: make(chan struct{})}
+func startGuard(exe string) (*guard, error) {
+	t := &guard{release: make(chan struct{})}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("supervisor: job guard pipe: %w", err)
@@ -143,20 +125,16 @@ func startGuard(exe string) (*tether, error) {
 		}
 		return nil, fmt.Errorf("supervisor: start the job guard %s: %w", exe, err)
 	}
-	t.guard, t.pid = w, pid
+	t.pipe, t.pid = w, pid
 	return t, nil
 }
 
-// guardReadyWait bounds awaitReady: the guard is ready within
-// milliseconds (5.4 ms median measured where tasks are limited); a guard
-// that is not ready by then (stopped, starved) is waited for no longer,
-// and the job starts as it would have without the readiness pipe.
+// guardReadyWait bounds awaitReady (the guard is ready within milliseconds).
 const guardReadyWait = 5 * time.Second
 
 // awaitReady waits, where tasks are limited, for the guard's readiness
-// byte (or its end: a guard that died cannot be helped by waiting), at
-// most guardReadyWait on the monotonic clock.
-func (t *tether) awaitReady() {
+// byte or its end, at most guardReadyWait.
+func (t *guard) awaitReady() {
 	if t.ready == nil {
 		return
 	}
@@ -169,7 +147,7 @@ func (t *tether) awaitReady() {
 
 // done gives the all-clear and waits for the guard to exit. It is
 // idempotent.
-func (t *tether) done() {
+func (t *guard) done() {
 	if t.ready != nil { // the job never started
 		t.ready.Close()
 		t.ready = nil
@@ -182,15 +160,13 @@ func (t *tether) done() {
 	}
 }
 
-// clear gives the all-clear (the job's group is empty) and lets the locked
-// thread go, without waiting for the guard to exit: the lease is released
-// first (settle), so that the guard's exit is not on a hand-over's path;
-// done reaps it after. It is idempotent.
-func (t *tether) clear() {
-	if t.guard != nil {
-		t.guard.Write([]byte{'d'})
-		t.guard.Close()
-		t.guard = nil
+// clear gives the all-clear and lets the locked thread go without waiting
+// for the guard's exit, so the lease is released first; done reaps it.
+func (t *guard) clear() {
+	if t.pipe != nil {
+		t.pipe.Write([]byte{'d'})
+		t.pipe.Close()
+		t.pipe = nil
 	}
 	select {
 	case <-t.release:
@@ -199,11 +175,9 @@ func (t *tether) clear() {
 	}
 }
 
-// runGuard is the guard role: read leasewrap's pipe; on the all-clear
-// byte exit, on its end without it (leasewrap died, however) kill what
-// the job message named: its cgroup, then its process group until it is
-// empty (bounded). A leasewrap that died before it named a job leaves the
-// guard nothing to kill: the job's child has its parent-death signal.
+// runGuard is the guard role: on the all-clear byte it exits; on the
+// pipe's end without it (leasewrap died) it kills the job it was told of,
+// its cgroup, then its process group until empty (bounded).
 func runGuard(fdv string) int {
 	for _, s := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGPIPE} {
 		signal.Ignore(s)

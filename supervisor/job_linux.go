@@ -20,30 +20,29 @@ import (
 	"github.com/leasewrap/leasewrap/lease"
 )
 
-// JobMode chooses what holds a job together: everything its command
-// starts, which the lease covers, which is stopped when the lease is lost,
-// and which must be gone before the lease is settled.
+// JobMode chooses what holds a job together: what the lease covers, what
+// is stopped when it is lost, and what must be gone before it is settled.
 type JobMode string
 
 const (
 	// JobAuto is a cgroup where leasewrap can create one, else the process
 	// group (the default).
 	JobAuto JobMode = "auto"
+	// JobCgroup is a cgroup v2 of the job's own, which no descendant can leave
+	// by setsid or a double fork; the run fails if none can be created.
 	// JobCgroup is a cgroup v2 of the job's own (the strict form): a
 	// descendant cannot leave it by setsid, setpgid or a double fork; the
 	// run fails (nothing acquired) if none can be created.
 	JobCgroup JobMode = "cgroup"
+	// JobPgroup is the child's process group, which setsid or setpgid leaves.
 	// JobPgroup is the child's process group: what calls setsid or
 	// setpgid leaves the job.
 	JobPgroup JobMode = "pgroup"
 )
 
-// JobEnv is set in the command's environment: "cgroup:<dir>" when the job
-// is the cgroup at dir, "pgroup:<pid>" when it is the process group of the
-// leasewrap with that pid. A nested leasewrap (one the job starts) reads it:
-// under a process-group job it keeps its own command in that group, so the
-// outer wrapper's group kill reaches it; under a cgroup job it creates its
-// own cgroup inside the outer one.
+// JobEnv tells the command its job: "cgroup:<dir>" or "pgroup:<pid of
+// leasewrap>". A nested leasewrap keeps its command in an outer group job,
+// or nests its cgroup in an outer cgroup job.
 const JobEnv = "LEASEWRAP_JOB"
 
 func (m JobMode) check() error {
@@ -54,14 +53,13 @@ func (m JobMode) check() error {
 	return fmt.Errorf("supervisor: unknown job form %q (want auto, cgroup or pgroup)", m)
 }
 
-// jobHold is what holds one job together, the same for each attempt's
-// child: a cgroup (cg) or the child's process group; joined when the child
-// stays in leasewrap's own process group, an outer leasewrap's job.
+// jobHold is what holds one job together: a cgroup (cg) or the child's
+// process group; joined when that group is an outer leasewrap's job.
 type jobHold struct {
-	cg     *cgroup.Group
-	joined bool
-	pgid   int // the child's process group, once started
-	guard  int // a tethered job's guard: never a member of a joined job
+	cg       *cgroup.Group
+	joined   bool
+	pgid     int // the child's process group, once started
+	guardPID int // the job guard: never a member of a joined job
 
 	// parent, while set, is where the job's cgroup is to be created at
 	// the first start (--job auto): a run that starts nothing (a replay,
@@ -70,10 +68,8 @@ type jobHold struct {
 	log    *slog.Logger
 }
 
-// holdJob decides the form of one job (see JobMode) and logs it at debug
-// level, with the reason when auto falls back to the process group. With
-// --job cgroup the cgroup is created now (none: an error before anything
-// is acquired); with auto at the first start (create).
+// holdJob decides the job's form and logs it: --job cgroup creates the
+// cgroup now (an error before anything is acquired), auto at the first start.
 func (c *Config) holdJob(log *slog.Logger) (*jobHold, error) {
 	reserveThreads() // while the lease is acquired (limits_linux.go)
 	h := &jobHold{}
@@ -109,8 +105,8 @@ func (c *Config) holdJob(log *slog.Logger) (*jobHold, error) {
 	return h, nil
 }
 
-// create makes the job's cgroup at the first start (--job auto), or
-// settles on the process group, saying why.
+// create makes the job's cgroup at the first start, or settles on the
+// process group, saying why.
 func (h *jobHold) create() {
 	parent := h.parent
 	h.parent = nil
@@ -126,9 +122,8 @@ func (h *jobHold) create() {
 	h.keepPids(h.log)
 }
 
-// keepPids sets the job cgroup's pids.max below the tightest pids limit
-// above it, keeping pidsMargin tasks for leasewrap, where the pids
-// controller is enabled there (limits_linux.go).
+// keepPids keeps pidsMargin tasks of the tightest pids limit above the job
+// cgroup for leasewrap, where the pids controller is enabled.
 func (h *jobHold) keepPids(log *slog.Logger) {
 	if n, err := h.cg.KeepPids(pidsMargin); err != nil {
 		log.Debug("could not limit the job cgroup's tasks", "err", err)
@@ -138,10 +133,8 @@ func (h *jobHold) keepPids(log *slog.Logger) {
 }
 
 // outerGroup reads JobEnv as an outer leasewrap set it for a process-group
-// job, and says whether this process is still in that job: the leasewrap
-// it names is an ancestor, and the leader of our process group is its
-// child (or gone, the group living on — not trusted for PID 1, a
-// container's leasewrap, which is everyone's ancestor).
+// job and says whether we are still in that job: the leasewrap it names is
+// an ancestor and our group's leader its child (or gone).
 func outerGroup(v string) (int, bool) {
 	pv, ok := strings.CutPrefix(v, "pgroup:")
 	if !ok {
@@ -175,10 +168,8 @@ func outerGroup(v string) (int, bool) {
 	return outer, st.PPID == outer
 }
 
-// into makes cmd's child born into the job: in its cgroup
-// (CLONE_INTO_CGROUP: nothing runs outside it, not even between fork and
-// exec), in a process group of its own unless the job is joined, and tells
-// it the job's form (JobEnv).
+// into makes cmd's child born into the job (CLONE_INTO_CGROUP, or a group
+// of its own unless joined) and sets JobEnv.
 func (h *jobHold) into(cmd *exec.Cmd) {
 	if h.parent != nil {
 		h.create()
@@ -205,9 +196,8 @@ func (h *jobHold) started(ch *child) {
 // pgroupHold is the process-group form for a child of its own group.
 func pgroupHold(pgid int) *jobHold { return &jobHold{pgid: pgid} }
 
-// forward passes a forwarded signal on to the job: to its process group,
-// or, when that is an outer wrapper's, to every member (the group would
-// include leasewrap).
+// forward passes a signal on to the job: its process group, or every
+// member when that group is an outer wrapper's.
 func (h *jobHold) forward(sig unix.Signal) error {
 	if h.joined {
 		return h.signal(sig)
@@ -215,10 +205,8 @@ func (h *jobHold) forward(sig unix.Signal) error {
 	return unix.Kill(-h.pgid, sig)
 }
 
-// signal sends sig to every member of the job: the cgroup's members (and
-// its process group, for what it forks meanwhile), the joined job's
-// members, or the process group. SIGKILL of a cgroup job is cgroup.kill,
-// which also reaches what forks meanwhile.
+// signal sends sig to every member of the job; SIGKILL of a cgroup job is
+// cgroup.kill, which also reaches what forks meanwhile.
 func (h *jobHold) signal(sig unix.Signal) error {
 	switch {
 	case h.cg != nil:
@@ -241,10 +229,7 @@ func (h *jobHold) signal(sig unix.Signal) error {
 	return procGroup{h.pgid}.signal(sig)
 }
 
-// members lists the job's live processes; none means the job is over:
-// the cgroup is not populated; in a joined group, leasewrap's descendants
-// (orphans are re-parented to leasewrap when it is their subreaper); the
-// process group's members otherwise.
+// members lists the job's live processes; none means the job is over.
 func (h *jobHold) members() []member {
 	switch {
 	case h.cg != nil:
@@ -266,14 +251,13 @@ func (h *jobHold) members() []member {
 		}
 		return out
 	case h.joined:
-		return descendants(os.Getpid(), h.guard)
+		return descendants(os.Getpid(), h.guardPID)
 	}
 	return procGroup{h.pgid}.members()
 }
 
-// guardMessage tells a tethered job's guard what to kill should leasewrap
-// die: "J<pgid> <cgroup dir>\n" (pgid 0 for a joined job, whose outer
-// wrapper's group kill covers it; the directory empty without a cgroup).
+// guardMessage tells the guard what to kill should leasewrap die:
+// "J<pgid> <cgroup dir>\n" (pgid 0 for a joined job).
 func (h *jobHold) guardMessage() []byte {
 	pgid := h.pgid
 	if h.joined {
@@ -297,11 +281,9 @@ func (h *jobHold) String() string {
 	return fmt.Sprintf("process group %d", h.pgid)
 }
 
-// close removes the job's cgroup once the job is over (one rmdir, the
-// usual case); one that still has members (LeaveStrays) is left for a
-// later leasewrap there to sweep. One run in cgroup.SweepEvery then
-// sweeps what SIGKILLed leasewraps left beside it: after the job, never
-// on the way to its start.
+// close removes the job's cgroup once the job is over (one with members
+// left is left for a later sweep), and now and then sweeps what SIGKILLed
+// leasewraps left beside it.
 func (h *jobHold) close(log *slog.Logger) {
 	threads.drop() // a run that started nothing lets the reserved threads go
 	if h == nil || h.cg == nil {
@@ -358,15 +340,8 @@ func descendants(pid, skip int) []member {
 	return out
 }
 
-// The job is the child's process group: the child is its leader, and
-// whatever it starts stays in it unless it calls setsid(2) or setpgid(2).
-// The lease covers the job, so it is settled only once no live member of
-// the group is left. Zombies do not count: a corpse nobody reaps still
-// answers kill(-pgid, 0), but it does no work. jobHold (jobform_linux.go)
-// is the one place that knows the job's form, and uses procGroup for this
-// one: signalling it, and listing what is left.
-
-// procGroup is a job in the process-group form.
+// procGroup is a job in the process-group form: the child leads it, and
+// the lease is settled once no live (not zombie) member is left.
 type procGroup struct{ pgid int }
 
 // member is a live process of a job.
@@ -380,9 +355,8 @@ func (m member) String() string { return fmt.Sprintf("%d (%s)", m.pid, m.comm) }
 // signal sends sig to every member of the job.
 func (g procGroup) signal(sig unix.Signal) error { return unix.Kill(-g.pgid, sig) }
 
-// members lists the job's live (not zombie) processes; none means the
-// job is over. A cheap kill(-pgid, 0) answers "empty" without reading
-// /proc.
+// members lists the group's live processes; kill(-pgid, 0) answers
+// "empty" without reading /proc.
 func (g procGroup) members() []member {
 	if err := unix.Kill(-g.pgid, 0); err == unix.ESRCH {
 		return nil
@@ -407,14 +381,9 @@ func (g procGroup) members() []member {
 	return out
 }
 
-// stopForShell handles a job that stopped (^Z at the terminal it was
-// handed). A shell waits for leasewrap, not for the job, so leasewrap
-// takes the terminal back and stops itself: the shell sees its job stopped
-// and gets its prompt back. On SIGCONT (fg, bg) leasewrap gives the job
-// the terminal again and continues it. Without the terminal (no job
-// control) a stopped job is left alone. While leasewrap is stopped it
-// cannot renew: a stop longer than the fencing deadline ends in a lost
-// lease on resume.
+// stopForShell handles a job stopped by ^Z at its terminal: leasewrap
+// takes the terminal back and stops itself so the shell sees its job
+// stopped; on SIGCONT it hands the terminal back and continues the job.
 func (r *runner) stopForShell(ch *child) {
 	if !r.foreground {
 		return
@@ -429,10 +398,8 @@ func (r *runner) stopForShell(ch *child) {
 	ch.group.signal(unix.SIGCONT)
 }
 
-// setForeground makes pgid the terminal's foreground group. SIGTTOU is
-// blocked on the calling thread meanwhile, as a shell does: a background
-// process may then change the foreground group (tcsetpgrp(3)). It is
-// blocked, not ignored, so no child inherits an ignored SIGTTOU.
+// setForeground makes pgid the terminal's foreground group, with SIGTTOU
+// blocked (not ignored, which a child would inherit) on this thread.
 func setForeground(tty *os.File, pgid int) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -445,13 +412,9 @@ func setForeground(tty *os.File, pgid int) error {
 	return unix.IoctlSetPointerInt(int(tty.Fd()), unix.TIOCSPGRP, pgid)
 }
 
-// reap collects, without blocking, whatever of the child's state changed:
-// its end (exited, with its status) or a stop (job control). As a
-// subreaper (anyChild) it reaps every other child that ended meanwhile
-// too (orphans) without ever taking the main child's status for one of
-// theirs: it waits for any pid and compares. Otherwise it waits for its
-// own child only, so a program embedding the supervisor keeps its other
-// children's statuses.
+// reap collects, without blocking, the child's end or a stop. As a
+// subreaper it also reaps orphans, comparing pids; otherwise it waits for
+// its own child only, so an embedding program keeps its other children.
 func (ch *child) reap(anyChild bool) (status lease.Result, exited, stopped bool) {
 	wpid := ch.pid
 	if anyChild {

@@ -12,39 +12,21 @@ import (
 	"github.com/leasewrap/leasewrap/internal/cgroup"
 )
 
-// What leasewrap does so that the limits its job runs under — a pids
-// limit or a memory limit on a cgroup both are in (systemd's TasksMax, a
-// container's), see also the job cgroup's own pids.max (internal/cgroup)
-// — end the job, never leasewrap: a supervisor killed by its job's fork
-// bomb leaves the lease unrenewed and the job unsupervised.
-//
-// Threads: the Go runtime starts an OS thread whenever it needs one (a
-// goroutine ready while every thread is busy or blocked in a system
-// call); one it cannot start is fatal ("newosproc", exit 2). So where a
-// limit on tasks applies, before the first command starts, leasewrap caps
-// its Ps at maxProcs and makes the runtime start every thread it will
-// need (reserveThreads): threads are never given back, so later work
-// reuses them. Where leasewrap makes the job's cgroup and the pids
-// controller is enabled there, the job's pids.max keeps pidsMargin tasks
-// of the tightest limit above for leasewrap (jobform_linux.go). OOM: the
-// job's oom_score_adj is set above leasewrap's (oomPlan).
+// Limits the job runs under (a cgroup's pids or memory limit both are
+// in) must end the job, never leasewrap. Where tasks are limited, the Go
+// runtime's threads are started before the first command (a thread it
+// cannot start later is fatal: "newosproc"), and the job's oom_score_adj
+// is set above leasewrap's.
 
-// maxProcs caps leasewrap's GOMAXPROCS: supervision needs no parallelism,
-// and every P is a thread that may be needed while the job runs. The job
-// inherits the environment unchanged (a GOMAXPROCS there is the job's).
+// maxProcs caps GOMAXPROCS where tasks are limited: supervision needs no
+// parallelism, and every P is a thread.
 const maxProcs = 2
 
-// spareThreads is how many threads beyond one per P leasewrap keeps for
-// goroutines blocked in system calls at once, or locked (the tethered
-// job's parent thread, the guard's wait4, a poll on cgroup.events, an
-// fsync). The first LockOSThread also starts the runtime's template
-// thread, which a locked thread needs to start others.
+// spareThreads are threads beyond one per P for goroutines blocked in
+// system calls or locked (the guard's wait4, a poll, an fsync).
 const spareThreads = 3
 
-// oomDelta is how much more the job's oom_score_adj is than leasewrap's:
-// with it, the OOM killer picks a job process before leasewrap unless
-// leasewrap uses half the memory more than it (badness adds adj/1000 of
-// the memory the limit covers to a process's resident size).
+// oomDelta is how much more the job's oom_score_adj is than leasewrap's.
 const oomDelta = 500
 
 var (
@@ -55,16 +37,11 @@ var (
 )
 
 // pidsMargin is how many tasks of a pids limit above the job cgroup are
-// kept for leasewrap (cgroup.Group.KeepPids): its threads and a tethered
-// job's guard are made before the job starts, but a thread the runtime
-// still wants later, or a helper (a hook, a straggler's stop), needs room.
+// kept for leasewrap's later threads and helpers (cgroup.Group.KeepPids).
 const pidsMargin = 32
 
-// reserveThreads starts, once per process (threads belong to the process,
-// not to one Run), the reservation of the threads leasewrap needs, while
-// the lease is being acquired; startLimits waits for it before the first
-// command starts. Where no limit on tasks applies (see tasksLimited), it
-// reserves nothing: a run then pays only for the check (about 20 µs).
+// reserveThreads starts, once per process, the reservation of leasewrap's
+// threads where tasks are limited (tasksLimited); startLimits waits for it.
 func reserveThreads() {
 	threadsOnce.Do(func() {
 		if tasksLimited() {
@@ -94,12 +71,8 @@ func startLimits() {
 	oomOnce.Do(func() { oom.base, oom.known = readOOMAdj("self") })
 }
 
-// reservation is, where tasks are limited, a set of goroutines each
-// locked to an OS thread of its own until released: while all are locked
-// at once, the runtime holds a thread for each of them and one more for
-// the rest. Idle threads are kept by the runtime for later work (it never
-// gives one back), and threads that already exist idle are reused, not
-// added to. Each goroutine ends when released.
+// reservation is a set of goroutines each locked to a thread of its own
+// until released: the runtime then keeps those threads for later work.
 type reservation struct {
 	locked  sync.WaitGroup
 	release chan struct{}
@@ -107,9 +80,7 @@ type reservation struct {
 }
 
 // reserve caps the Ps at maxProcs and has GOMAXPROCS+spareThreads
-// goroutines lock a thread each: about 50 µs of CPU a thread created on
-// the benchmark VM, overlapping the acquisition. Not an actor: bounded,
-// each goroutine ends when released.
+// goroutines lock a thread each. Not an actor: each ends when released.
 func reserve() *reservation {
 	if runtime.GOMAXPROCS(0) > maxProcs {
 		runtime.GOMAXPROCS(maxProcs)
@@ -143,12 +114,8 @@ func (r *reservation) drop() {
 	}
 }
 
-// oomPlan keeps the job's oom_score_adj above leasewrap's. Where
-// leasewrap may lower its own (root, CAP_SYS_RESOURCE), it does, once
-// its first command started (base − oomDelta, the job keeps base: what
-// leasewrap was started with, a unit's OOMScoreAdjust=); where it may not,
-// the job gets base + oomDelta (anyone may raise a process's value). At
-// base 1000, unprivileged, neither is possible and both stay at 1000.
+// oomPlan keeps the job's oom_score_adj above leasewrap's: leasewrap lowers
+// its own where it may (root), else the job gets base + oomDelta.
 type oomPlan struct {
 	mu      sync.Mutex
 	known   bool // base was read
@@ -157,9 +124,8 @@ type oomPlan struct {
 	lowered bool // and could
 }
 
-// started sets a just started command's oom_score_adj (pid: stopped
-// before its exec, or just past it). Errors are ignored: the value is a
-// preference, and a kernel without /proc/PID/oom_score_adj has no other.
+// started sets a just started command's oom_score_adj; errors are ignored
+// (the value is a preference).
 func (o *oomPlan) started(pid int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -11,8 +12,6 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/leasewrap/leasewrap/internal/eintr"
 )
 
 // Exit codes of a command that cannot be executed, as env(1) and sh use
@@ -55,36 +54,16 @@ const defaultPath = "/bin:/usr/bin"
 // kernel knows, as execvp does on ENOEXEC.
 const shell = "/bin/sh"
 
-// Resolve finds what running argv in dir with environment env would
-// execute, the way execvp(3) and env(1) decide, without executing
-// anything, so a command that cannot run is refused before any lease is
-// taken.
-//
-//   - An empty argv or program name is ErrEmptyCommand.
-//   - A name with a slash is taken as a path (relative to dir, or to the
-//     working directory when dir is ""); a bare name is searched in env's
-//     PATH (the last PATH= entry; os.Getenv when env is nil; /bin:/usr/bin
-//     when unset), where an empty entry is dir. A PATH entry that holds a
-//     non-executable match is skipped, as execvp skips EACCES; if no entry
-//     has an executable match, the first non-executable one decides (126),
-//     else 127.
-//   - Not found, including a #! line whose interpreter does not exist, is
-//     an *ExecError with CodeNotFound; a directory, a special file, a file
-//     without execute permission or an interpreter that is not executable
-//     is CodeNotExecutable.
-//   - An argv and environment execve would refuse with E2BIG (one string
-//     longer than MAX_ARG_STRLEN, or all of them past the stack limit's
-//     share, with room kept for leasewrap's own variables) is an
-//     *ExecError with CodeNotExecutable, as sh and env(1) report E2BIG.
-//   - A readable file that starts neither with #! nor with the ELF magic
-//     is run by /bin/sh, as execvp does on ENOEXEC: the returned path is
-//     /bin/sh and argv becomes [/bin/sh FILE ARGS...]. (A format a
-//     binfmt_misc handler would run is not recognised: it goes through
-//     /bin/sh too.)
-//
-// path is absolute. The returned argv is argv itself unless /bin/sh runs
-// the file; argv[0] keeps its spelling. Nothing is cached: the file may
-// change before it is executed, so the exec itself can still fail.
+// Resolve finds what running argv in dir with env would execute, as
+// execvp(3) and env(1) decide, without executing it, so a command that
+// cannot run is refused before any lease is taken: an empty argv is
+// ErrEmptyCommand; not found (a #! interpreter included) is an *ExecError
+// with CodeNotFound; a directory, a special file, no execute permission or
+// an argv execve would refuse with E2BIG is CodeNotExecutable. A PATH entry
+// with a non-executable match is skipped, as execvp skips EACCES. A file
+// that starts with neither #! nor ELF is run by /bin/sh, as execvp does on
+// ENOEXEC: path is then /bin/sh and argv [/bin/sh FILE ARGS...]. path is
+// absolute; the file may still change before the exec.
 func Resolve(argv []string, dir string, env []string) (path string, args []string, err error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return "", nil, ErrEmptyCommand
@@ -225,25 +204,17 @@ type fileHead struct {
 	ok bool
 }
 
-// head reads the first bytes of p (plain system calls: a regular file
-// gains nothing from os.File's poller registration attempts).
+// head reads the first bytes of p.
 func head(p string) fileHead {
-	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	f, err := os.Open(p)
 	if err != nil {
 		return fileHead{}
 	}
-	defer unix.Close(fd)
+	defer f.Close()
 	b := make([]byte, scriptHead)
-	n := 0
-	for n < len(b) {
-		m, err := eintr.Retry2(func() (int, error) { return unix.Read(fd, b[n:]) })
-		if err != nil {
-			return fileHead{}
-		}
-		if m == 0 {
-			break
-		}
-		n += m
+	n, err := io.ReadFull(f, b)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return fileHead{}
 	}
 	return fileHead{b: b[:n], ok: true}
 }
@@ -283,31 +254,23 @@ func (h fileHead) needsShell() bool {
 	return !script
 }
 
-// Linux's limits on what execve(2) copies (fs/exec.c, include/uapi/linux/
-// binfmts.h): one string at most maxArgStrlen bytes with its NUL; all of
-// them, with a pointer each, at most a quarter of the stack limit, but no
-// less than argMax and no more than three quarters of the kernel's 8 MiB
-// _STK_LIM.
+// Linux's execve(2) limits (fs/exec.c): one string at most maxArgStrlen
+// bytes with its NUL; all of them with a pointer each at most a quarter of
+// the stack limit, within [argMax, 3/4 of _STK_LIM].
 const (
 	maxArgStrlen = 32 * 4096
 	argMax       = 32 * 4096
 	stkLim       = 8 << 20
 )
 
-// envMargin is what leasewrap adds to the child's environment after Resolve
-// (LEASEWRAP_* variables: kind, key, holder, run id, descriptor, fence):
-// room for them, key and holder included, so a command Resolve passed is
-// not refused by the exec for their sake.
+// envMargin is room for the LEASEWRAP_* variables added after Resolve.
 const envMargin = 16 << 10
 
 // errArgTooLong is execve's E2BIG, found beforehand.
 var errArgTooLong = errors.New("argument list too long (E2BIG)")
 
-// checkArgSize refuses, as execve would with E2BIG, an argv (run by path)
-// and environment the kernel would not copy: one string longer than
-// MAX_ARG_STRLEN, or all of them past the limit RLIMIT_STACK sets. The
-// error says which and by how much; its code is CodeNotExecutable, what
-// env(1) and sh give for E2BIG.
+// checkArgSize refuses, as execve would with E2BIG, an argv and environment
+// the kernel would not copy, saying which and by how much.
 func checkArgSize(path string, argv, env []string) *ExecError {
 	for i, s := range argv {
 		if len(s)+1 > maxArgStrlen {

@@ -20,10 +20,9 @@ const (
 	// acquired within Config.Wait; nothing ran. Cause says by whom
 	// (matches lease.ErrHeld, and ErrWaitTimeout after a wait).
 	Conflict
-	// Lost: the lease was lost while the job ran and the job was stopped,
-	// or the job ended but the lease could no longer be proven ours (past
-	// its fencing deadline, or its settling abandoned at the lease's
-	// expiry). Cause matches lease.ErrLost.
+	// Lost: the lease was lost while the job ran and the job was stopped, or
+	// it could no longer be proven ours when settled. Cause matches
+	// lease.ErrLost.
 	Lost
 	// Aborted: a signal (Signal) stopped leasewrap before the command
 	// started; nothing ran and nothing was left behind.
@@ -31,10 +30,8 @@ const (
 	// PreStepFailed: the pre-step (Config.Pre) exited with ExitCode, not
 	// 0; the command never ran and its lease was not taken.
 	PreStepFailed
-	// TimedOut: the command ran past Config.Timeout and its job was
-	// stopped (stop signal, then SIGKILL after the kill grace); the lease
-	// was settled after the job was over. ExitCode is the command's own
-	// status; leasewrap exits 124, as timeout(1) does.
+	// TimedOut: the command ran past Config.Timeout and its job was stopped;
+	// ExitCode is its own status (leasewrap exits 124, as timeout(1) does).
 	TimedOut
 )
 
@@ -64,18 +61,11 @@ type Result struct {
 	Holder string
 	// PID is the command's pid (Ran, Lost, TimedOut); 0 if it never started.
 	PID int
-	// Cause is why the command did not run to its own end, for the
-	// message: the contention (Conflict), the loss (Lost), the replay
-	// (Replayed), the signal (Aborted), the pre-step's status
-	// (PreStepFailed), the time limit (TimedOut: matches ErrTimeout). nil
-	// for Ran.
+	// Cause is why the command did not run to its own end (nil for Ran).
 	Cause error
-	// Waited is how long acquiring took (including a pre-step); Runtime
-	// how long the command ran.
-	Waited, Runtime time.Duration
-	// Splayed is how long the start was delayed by Config.Splay (not part
-	// of Waited).
-	Splayed time.Duration
+	// Waited is how long acquiring took (a pre-step included), Runtime how long
+	// the command ran, Splayed how long Config.Splay delayed the start.
+	Waited, Runtime, Splayed time.Duration
 }
 
 // ErrWaitTimeout reports that the lease was not acquired within the wait

@@ -60,9 +60,9 @@ type job struct {
 	path   string   // argv[0] resolved in PATH
 	hold   *jobHold // what holds the job together, for every attempt's child
 	// guard is a job guard started while a queued lease was awaited, for
-	// the job that lease's start will tether (acquire.go queued); nil
+	// the job that lease's start will guard (acquire.go queued); nil
 	// otherwise.
-	guard *tether
+	guard *guard
 }
 
 // acquired is the outcome of the acquisition phase: a held lease and a
@@ -238,8 +238,8 @@ func (r *runner) runPre(ctx context.Context) (*acquired, Result, error) {
 			res, err := notAcquired(err)
 			return nil, res, err
 		}
-		if pa.child.tether != nil {
-			pa.child.tether.done() // not settled: reap its guard here
+		if pa.child.guard != nil {
+			pa.child.guard.done() // not settled: reap its guard here
 		}
 		log.Info("pre-step done; lease handed over to the command")
 		a, err := r.startUnder(ctx, main, ls, at)

@@ -14,21 +14,13 @@ import (
 // with (timeout(1)'s 124, the code leasewrap exits with).
 const timedOutCode = 124
 
-// settleFloor is the least time a settle is given when the lease's expiry
-// has already passed: enough for a local check that it is still ours, not
-// enough for a hung file system to hold leasewrap.
+// settleFloor is the least time a settle is given past the lease's expiry.
 const settleFloor = time.Second
 
-// settle settles a lease whose job is over. Like a renewal, it is bounded
-// by the monotonic clock, not by its own good behaviour: Finish runs under
-// a context ending at the settle deadline and is abandoned (left to return
-// on its own) if it has not returned by then. The deadline is
-// FinishTimeout from now and, for a lease with a TTL, no later than the
-// lease's expiry (the last successful renewal's start + TTL; at least
-// settleFloor from now): past it the lease may be another's, and
-// leasewrap no longer waits for a release that changes nothing. A settle
-// abandoned at the expiry, or after a loss or past the fence, is a loss
-// (an error matching lease.ErrLost).
+// settle settles a lease whose job is over. Finish runs under a deadline
+// (FinishTimeout, and no later than the lease's expiry) and is abandoned if
+// it has not returned by then; abandoned at the expiry, after a loss or
+// past the fence, that is a loss (matches lease.ErrLost).
 func (r *runner) settle(a *acquired, end jobEnd) error {
 	if r.cfg.Subreaper {
 		reapOrphans()
@@ -61,8 +53,8 @@ func (r *runner) settle(a *acquired, end jobEnd) error {
 	}
 	fault.Point("supervisor.before-finish")
 	err := r.finish(a.lease, res, deadline)
-	if a.child.tether != nil {
-		a.child.tether.done() // cleared when the job ended: reap it now
+	if a.child.guard != nil {
+		a.child.guard.done() // cleared when the job ended: reap it now
 	}
 	if _, abandoned := err.(*settleTimeout); abandoned && (atExpiry || res.Lost || res.PastFence) {
 		err = fmt.Errorf("%w: %w", lease.ErrLost, err)
@@ -78,9 +70,8 @@ func (e *settleTimeout) Error() string {
 	return fmt.Sprintf("settling the lease did not finish within %v; abandoned (it may be stuck in the kernel)", e.after.Round(time.Millisecond))
 }
 
-// finish calls ls.Finish(res) under a context ending at deadline and
-// returns its error, or a *settleTimeout if it has not returned by then
-// (abandoned: a call stuck in the kernel must not hold leasewrap).
+// finish calls ls.Finish under a context ending at deadline, abandoning it
+// (a *settleTimeout) if it has not returned by then.
 func (r *runner) finish(ls lease.Lease, res lease.Result, deadline time.Time) error {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()

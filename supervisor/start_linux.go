@@ -28,9 +28,9 @@ type child struct {
 	// pidOnly: the lease's liveness is this pid alone (a claim without
 	// TTL), so the lease ends with it and its leftovers are killed at once.
 	pidOnly bool
-	// tether, for an ephemeral lease, keeps the job from outliving
+	// guard, for an ephemeral lease, keeps the job from outliving
 	// leasewrap; nil otherwise.
-	tether *tether
+	guard *guard
 }
 
 // signal forwards s to the job: the child's process group (every member,

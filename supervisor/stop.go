@@ -7,20 +7,10 @@ import (
 )
 
 // stopper ends a job: the stop signal once, then SIGKILL at the kill
-// deadline. The kill deadline is an absolute instant on the monotonic
-// clock, the earlier of two:
-//
-//   - the lease's: the start of its last confirmed renewal + TTL - margin
-//     (renew.Keeper.KillBy), armed for the whole run, so that a job whose
-//     lease may be another's by then is dead whatever the keeper did;
-//   - the stop's: the instant the stop became due (the lease lost, the
-//     time limit reached, the child exited with strays left) + kill grace.
-//
-// Neither is ever "now + grace" taken when a late timer finally fires: a
-// supervisor that wakes after a stall (SIGSTOP, a paused VM) acts on what
-// is due by now, and one that wakes past the kill deadline SIGKILLs at
-// once. (The fence, the stop signal due when no renewal was confirmed in
-// time, is the keeper's own timer.)
+// deadline, the earlier of the lease's (last confirmed renewal's start +
+// TTL - margin, armed for the whole run) and the stop's (when the stop
+// became due + kill grace). Both are absolute instants on the monotonic
+// clock, so a supervisor waking from a stall acts on what is due by now.
 type stopper struct {
 	job   *jobHold
 	sig   unix.Signal   // the stop signal (--stop-signal)
@@ -58,10 +48,8 @@ func (s *stopper) close() {
 	}
 }
 
-// stop asks the job to stop, a stop that became due at due: the stop
-// signal (and SIGCONT, so that a stopped member sees it), and SIGKILL at
-// the kill deadline, at once if it has passed. With now, or no kill
-// grace, SIGKILL at once.
+// stop asks the job to stop, a stop due at due: the stop signal and
+// SIGCONT, then SIGKILL at the kill deadline; at once with now or no grace.
 func (s *stopper) stop(due time.Time, now bool) {
 	if s.killed {
 		return
@@ -79,9 +67,8 @@ func (s *stopper) stop(due time.Time, now bool) {
 	s.due()
 }
 
-// due acts on what is due by now: SIGKILL once a kill deadline has
-// passed, else the timer armed for the next. expired reports that it was
-// the lease's deadline that passed.
+// due acts on what is due by now: SIGKILL once a kill deadline passed
+// (expired: the lease's), else the timer armed for the next.
 func (s *stopper) due() (expired bool) {
 	if s.killed {
 		return false
@@ -112,8 +99,7 @@ func (s *stopper) kill() {
 	s.close()
 }
 
-// arm sets the timer for the earliest kill deadline (the lease's moves
-// later with each renewal: the timer then fires early and is set again).
+// arm sets the timer for the earliest kill deadline.
 func (s *stopper) arm() {
 	at := s.lease()
 	if s.stopping && (at.IsZero() || s.killBy.Before(at)) {

@@ -40,8 +40,8 @@ type jobEnd struct {
 func (r *runner) supervise(ctx context.Context, a *acquired, limit time.Time, log *slog.Logger) jobEnd {
 	end := jobEnd{lastOK: a.at}
 	holder := a.lease.Holder()
-	if a.child.tether != nil {
-		defer a.child.tether.clear() // the job is over: the guard may go (settle reaps it)
+	if a.child.guard != nil {
+		defer a.child.guard.clear() // the job is over: the guard may go (settle reaps it)
 	}
 	var k *renew.Keeper
 	rc := r.cfg.renewConfig(a.lease.TTL(), a.lease.Renew)
