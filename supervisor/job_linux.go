@@ -30,13 +30,8 @@ const (
 	JobAuto JobMode = "auto"
 	// JobCgroup is a cgroup v2 of the job's own, which no descendant can leave
 	// by setsid or a double fork; the run fails if none can be created.
-	// JobCgroup is a cgroup v2 of the job's own (the strict form): a
-	// descendant cannot leave it by setsid, setpgid or a double fork; the
-	// run fails (nothing acquired) if none can be created.
 	JobCgroup JobMode = "cgroup"
 	// JobPgroup is the child's process group, which setsid or setpgid leaves.
-	// JobPgroup is the child's process group: what calls setsid or
-	// setpgid leaves the job.
 	JobPgroup JobMode = "pgroup"
 )
 
@@ -226,7 +221,7 @@ func (h *jobHold) signal(sig unix.Signal) error {
 		}
 		return nil
 	}
-	return procGroup{h.pgid}.signal(sig)
+	return unix.Kill(-h.pgid, sig)
 }
 
 // members lists the job's live processes; none means the job is over.
@@ -253,7 +248,10 @@ func (h *jobHold) members() []member {
 	case h.joined:
 		return descendants(os.Getpid(), h.guardPID)
 	}
-	return procGroup{h.pgid}.members()
+	if unix.Kill(-h.pgid, 0) == unix.ESRCH {
+		return nil // empty, without reading /proc
+	}
+	return liveProcs(func(_ int, st procstat.Stat) bool { return st.PGRP == h.pgid })
 }
 
 // guardMessage tells the guard what to kill should leasewrap die:
@@ -308,41 +306,26 @@ func (h *jobHold) close(log *slog.Logger) {
 
 // descendants lists the live processes below pid, except skip's subtree.
 func descendants(pid, skip int) []member {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return []member{{pid: 0, comm: "?"}}
-	}
-	kids := map[int][]member{}
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
+	ppid := map[int]int{}
+	all := liveProcs(func(p int, st procstat.Stat) bool { ppid[p] = st.PPID; return true })
+	below := func(p int) bool {
+		for i := 0; p > 1 && i < 64; i++ {
+			if p = ppid[p]; p == pid {
+				return true
+			} else if p == skip && skip != 0 {
+				return false
+			}
 		}
-		st, err := procstat.Read(p)
-		if err != nil || !st.Live() {
-			continue
-		}
-		kids[st.PPID] = append(kids[st.PPID], member{pid: p, comm: st.Comm})
+		return false
 	}
 	var out []member
-	todo := []int{pid}
-	for len(todo) > 0 {
-		p := todo[len(todo)-1]
-		todo = todo[:len(todo)-1]
-		for _, m := range kids[p] {
-			if m.pid == skip && skip != 0 {
-				continue
-			}
+	for _, m := range all {
+		if m.pid != skip && below(m.pid) {
 			out = append(out, m)
-			todo = append(todo, m.pid)
 		}
 	}
 	return out
 }
-
-// procGroup is a job in the process-group form: the child leads it, and
-// the lease is settled once no live (not zombie) member is left.
-type procGroup struct{ pgid int }
 
 // member is a live process of a job.
 type member struct {
@@ -352,19 +335,12 @@ type member struct {
 
 func (m member) String() string { return fmt.Sprintf("%d (%s)", m.pid, m.comm) }
 
-// signal sends sig to every member of the job.
-func (g procGroup) signal(sig unix.Signal) error { return unix.Kill(-g.pgid, sig) }
-
-// members lists the group's live processes; kill(-pgid, 0) answers
-// "empty" without reading /proc.
-func (g procGroup) members() []member {
-	if err := unix.Kill(-g.pgid, 0); err == unix.ESRCH {
-		return nil
-	}
+// liveProcs lists the live (not zombie) processes keep accepts; without
+// /proc, one unknown member (not proven empty).
+func liveProcs(keep func(int, procstat.Stat) bool) []member {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		// No /proc: trust kill(2), corpses included.
-		return []member{{pid: -g.pgid, comm: "?"}}
+		return []member{{pid: 0, comm: "?"}}
 	}
 	var out []member
 	for _, e := range ents {
@@ -372,11 +348,9 @@ func (g procGroup) members() []member {
 		if err != nil {
 			continue
 		}
-		st, err := procstat.Read(pid)
-		if err != nil || st.PGRP != g.pgid || !st.Live() {
-			continue // gone meanwhile, another group, or a corpse
+		if st, err := procstat.Read(pid); err == nil && st.Live() && keep(pid, st) {
+			out = append(out, member{pid: pid, comm: st.Comm})
 		}
-		out = append(out, member{pid: pid, comm: st.Comm})
 	}
 	return out
 }

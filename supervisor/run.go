@@ -17,9 +17,8 @@ import (
 	"github.com/leasewrap/leasewrap/lease"
 )
 
-// forwardedSignals are passed on to the job (the child's process group)
-// while it runs. SIGTSTP and SIGCONT included: job control stops and
-// continues the whole job.
+// forwardedSignals are passed on to the job while it runs (SIGTSTP and
+// SIGCONT included: job control stops and continues the whole job).
 var forwardedSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT,
 	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH, syscall.SIGTSTP, syscall.SIGCONT}
 
@@ -27,28 +26,23 @@ var forwardedSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGH
 // job (a copy); Run also catches SIGCHLD.
 func ForwardedSignals() []os.Signal { return slices.Clone(forwardedSignals) }
 
-// runner is one run in progress: the configuration with its defaults
-// applied, and the state that belongs to the run (the signal channels,
-// whether the child gets the terminal).
+// runner is one run in progress: the configuration with its defaults and
+// the state that belongs to the run.
 type runner struct {
 	cfg       Config
 	main, pre *job
-	// sigs carries every forwarded signal of the run, from the start:
-	// acquisition reads it (abort or drop), supervision forwards from it,
-	// so none is lost in between and none is delivered twice.
+	// sigs carries every forwarded signal from the start: acquisition aborts
+	// or drops, supervision forwards, so none is lost or delivered twice.
 	sigs chan os.Signal
 	chld chan os.Signal // SIGCHLD: wakes the reaper
-	// foreground is whether the child gets the terminal; settled once,
-	// before any attempt.
+	// foreground: the child gets the terminal (settled before any attempt).
 	foreground bool
-	// waitReport is how often a waiter says again whom it waits for
-	// (waitReportEvery; tests shorten it).
+	// waitReport is how often a waiter says again whom it waits for.
 	waitReport time.Duration
 	// splayed is how long the start was delayed (Config.Splay).
 	splayed time.Duration
-	// watchGate, when set (tests only), runs before each turn of the
-	// acquisition's signal watcher, so a test can hold it back until the
-	// attempt has returned.
+	// watchGate (tests only) runs before each turn of the acquisition's
+	// signal watcher.
 	watchGate func()
 }
 
@@ -59,8 +53,7 @@ type job struct {
 	argv   []string
 	path   string   // argv[0] resolved in PATH
 	hold   *jobHold // what holds the job together, for every attempt's child
-	// guard is a job guard started while a queued lease was awaited, for
-	// the job that lease's start will guard (acquire.go queued); nil
+	// guard is a job guard started while a queued lease was awaited; nil
 	// otherwise.
 	guard *guard
 }
@@ -72,9 +65,8 @@ type acquired struct {
 	child    *child
 	at       time.Time // monotonic start of the attempt that took the lease
 	anchored bool      // taken with lease.Anchor for the child's pid
-	// forwarded is a terminating signal that arrived after the child
-	// started but before supervision began, passed on to the job by
-	// acquire: supervision counts it as forwarded (Result.Forwarded).
+	// forwarded is a terminating signal passed on to the job between its
+	// start and supervision (Result.Forwarded).
 	forwarded syscall.Signal
 }
 
@@ -86,11 +78,10 @@ func actor(g *run.Group, ctx context.Context, fn func(context.Context) error) {
 }
 
 // Run runs cfg.Argv under the lease cfg.Locker takes and reports what
-// happened (Result). The error is for failures only: a bad
-// configuration, a command that cannot run (*ExecError; nothing was
-// acquired), a record the kind refuses (lease.ErrRefused), a lease that
-// could not be settled, I/O. A held lease, a replay, a loss, a signal
-// while waiting and a failed pre-step are outcomes, not errors.
+// happened. The error is for failures only (a bad configuration, a command
+// that cannot run: *ExecError, a record refused, a lease not settled, I/O);
+// a held lease, a replay, a loss, a signal while waiting and a failed
+// pre-step are outcomes.
 func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
@@ -196,8 +187,8 @@ func (r *runner) runSplayed(ctx context.Context) (Result, error) {
 	return res, err
 }
 
-// notAcquired turns the error of an acquisition that ended without a
-// lease into the run's outcome, or leaves it a failure.
+// notAcquired turns an acquisition that ended without a lease into the
+// run's outcome, or leaves it a failure.
 func notAcquired(err error) (Result, error) {
 	var replay *lease.ReplayError
 	var abort *abortError
@@ -217,10 +208,9 @@ func notAcquired(err error) (Result, error) {
 	return Result{}, err
 }
 
-// runPre runs the pre-step to its end under its own lease, then obtains
-// the main lease (handed over without a gap by Step.Handover, or
-// acquired) and starts the main command under it. Without a main lease it
-// returns the run's outcome instead.
+// runPre runs the pre-step under its own lease, then obtains the main
+// lease (handed over by Step.Handover, or acquired) and starts the command
+// under it; without a main lease it returns the run's outcome instead.
 func (r *runner) runPre(ctx context.Context) (*acquired, Result, error) {
 	pre, main := r.pre, r.main
 	pa, err := r.acquire(ctx, pre)

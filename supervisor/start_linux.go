@@ -15,13 +15,15 @@ import (
 	"github.com/leasewrap/leasewrap/lease"
 )
 
-// child is a started child process.
+// child is a started child process. Its life: start (startPlain,
+// startGuarded, startStopped then letGoUnder), signal, kill (never run),
+// reap (job_linux.go).
 type child struct {
 	pid   int
-	group *jobHold // the job: everything the child started (jobform_linux.go)
+	group *jobHold // the job: everything the child started
 
-	// gate is the write end of the exec gate's pipe while a gated child
-	// waits (release: write); takeTTY: it gets the terminal when let go.
+	// gate is our end of the exec gate's socket while a gated child waits;
+	// takeTTY: it gets the terminal when let go.
 	gate    *os.File
 	takeTTY bool
 
@@ -43,12 +45,9 @@ func (ch *child) signal(s os.Signal) error {
 	return ch.group.forward(sig)
 }
 
-// resolve settles j's command once, before any lease is taken, so a
-// command that cannot run costs nothing (Resolve: env(1)'s 127 and 126, a
-// file without #! through /bin/sh).
+// resolve settles j's command once, before any lease is taken (Resolve),
+// with the key and holder it will get in its environment.
 func (j *job) resolve(dir string, env []string) error {
-	// The child also gets the key and holder (inherit.Attach): an exec
-	// they would make fail (E2BIG) is found here too.
 	if env == nil {
 		env = os.Environ()
 	}
@@ -78,10 +77,8 @@ func startError(path string, err error) error {
 	return fmt.Errorf("%w %s: %w", ErrStart, path, err)
 }
 
-// prepare builds the command for argv with the lease handed over. Like
-// tini, the child gets its own process group and, when leasewrap owns the
-// terminal (r.foreground), the terminal too (its fd 0), so ^C and job
-// control reach it.
+// prepare builds the command with the lease handed over, in a process
+// group of its own and, when leasewrap owns the terminal, its foreground.
 func (r *runner) prepare(j *job, h inherit.Handover) *exec.Cmd {
 	startLimits()
 	c := &r.cfg
@@ -106,9 +103,8 @@ func spawn(cmd *exec.Cmd) (int, error) {
 	return pid, nil
 }
 
-// spawnJob is spawn for a command of the job (not a helper of
-// leasewrap's own, such as the job guard): its oom_score_adj is set above
-// leasewrap's (oomPlan).
+// spawnJob is spawn for a command of the job (not the guard): its
+// oom_score_adj is set above leasewrap's.
 func spawnJob(cmd *exec.Cmd) (int, error) {
 	pid, err := spawn(cmd)
 	if err == nil {
@@ -118,14 +114,13 @@ func spawnJob(cmd *exec.Cmd) (int, error) {
 }
 
 // foregroundTTY reports whether f is a terminal whose foreground process
-// group is ours (so handing it to the child steals it from nobody).
+// group is ours.
 func foregroundTTY(f *os.File) bool {
 	pg, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCGPGRP)
 	return err == nil && pg == unix.Getpgrp()
 }
 
-// startPlain starts cmd running at once (unanchored kinds: the lease was
-// taken before and is handed over as a descriptor).
+// startPlain starts cmd running at once, under a lease already taken.
 func startPlain(cmd *exec.Cmd) (*child, error) {
 	pid, err := spawnJob(cmd)
 	if err != nil {
@@ -134,12 +129,13 @@ func startPlain(cmd *exec.Cmd) (*child, error) {
 	return &child{pid: pid, group: pgroupHold(pid)}, nil
 }
 
-// startStopped starts the command behind the exec gate (gate_linux.go): a
-// process with the command's pid that runs nothing until let go. A child
-// that is to have the terminal gets it when it is let go (letGo), not at
-// its start: while it waits, a ^C must reach leasewrap.
+// startStopped starts the command behind the exec gate (gate_linux.go),
+// with the command's pid, running nothing until let go. It gets the
+// terminal only when let go: while it waits, a ^C must reach leasewrap.
 func (r *runner) startStopped(j *job, h inherit.Handover) (*child, error) {
-	cmd, tty := r.prepareStopped(j, h)
+	cmd := r.prepare(j, h)
+	tty := cmd.SysProcAttr.Foreground
+	cmd.SysProcAttr.Foreground = false
 	exe, err := r.helperExe("exec gate")
 	if err != nil {
 		return nil, err
@@ -155,38 +151,22 @@ func (r *runner) startStopped(j *job, h inherit.Handover) (*child, error) {
 	return ch, nil
 }
 
-// prepareStopped is prepare for a child started stopped: it reports
-// whether the child is to have the terminal, and leaves it to letGo to
-// hand it over.
-func (r *runner) prepareStopped(j *job, h inherit.Handover) (*exec.Cmd, bool) {
-	cmd := r.prepare(j, h)
-	tty := cmd.SysProcAttr.Foreground
-	cmd.SysProcAttr.Foreground = false
-	return cmd, tty
-}
-
-// letGo lets a stopped child run its command, handing it the terminal
-// first when it is to have it (startStopped).
-func (r *runner) letGo(ch *child) error {
-	if ch.takeTTY {
-		ch.takeTTY = false
-		if err := setForeground(r.cfg.Stdin, ch.group.pgid); err != nil {
-			r.cfg.Logger.Debug("could not hand the terminal to the job", "err", err)
-		}
-	}
-	return ch.release()
-}
-
 // letGoUnder lets ch, a gated child that already has all ls hands over,
-// run its command under ls, taken by an attempt that began at at: first
-// readyToStart's checks and on-start hook, then the release. It returns
-// the start of the renewal the fence counts from. On an error ch is
-// killed and ls settled as never run.
+// run its command under ls, taken by an attempt that began at at: once
+// the gate is ready, readyToStart's checks and on-start hook, the
+// terminal, then the release. It returns the start of the renewal the
+// fence counts from. On an error ch is killed and ls settled as never run.
 func (r *runner) letGoUnder(ctx context.Context, j *job, ls lease.Lease, ch *child, at time.Time) (time.Time, error) {
 	ch.awaitGate()
 	at, err := r.readyToStart(ctx, j, ls, at)
+	if err == nil && ch.takeTTY {
+		ch.takeTTY = false
+		if ferr := setForeground(r.cfg.Stdin, ch.group.pgid); ferr != nil {
+			r.cfg.Logger.Debug("could not hand the terminal to the job", "err", ferr)
+		}
+	}
 	if err == nil {
-		err = r.letGo(ch)
+		err = ch.release()
 	}
 	if err != nil {
 		ch.kill()

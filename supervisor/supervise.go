@@ -18,9 +18,8 @@ import (
 
 // jobEnd is how a supervised job ended.
 type jobEnd struct {
-	// status is the child's status; status.Forwarded is set when a signal
-	// leasewrap passed on ended it. (status.Lost is settle's to set, from
-	// loss: "lost" is decided once, here.)
+	// status is the child's (Forwarded set when a passed-on signal ended it;
+	// Lost is settle's to set, from loss).
 	status lease.Result
 	// loss is why the lease was lost (matches lease.ErrLost), or nil.
 	loss error
@@ -30,13 +29,11 @@ type jobEnd struct {
 	lastOK   time.Time // monotonic start of the last successful renewal
 }
 
-// supervise runs the job until it is over: the child exited and nothing
-// of its job is left (unless LeaveStrays). Two actors: the keeper, which
-// renews the lease (its fencing deadline a timer of its own that no
-// renewal can postpone) and returns the loss as an error, and the loop,
-// which owns the job. The keeper's error interrupts the loop (its context
-// ends with the loss as cause); the loop's end interrupts the keeper.
-// limit is when the job is stopped for running too long (zero: never).
+// supervise runs the job until it is over (the child exited and, unless
+// LeaveStrays, nothing of its job is left) with two actors: the keeper,
+// whose fence is a timer no renewal can postpone and whose loss ends the
+// loop's context, and the loop, which owns the job. limit is the time
+// limit (zero: none).
 func (r *runner) supervise(ctx context.Context, a *acquired, limit time.Time, log *slog.Logger) jobEnd {
 	end := jobEnd{lastOK: a.at}
 	holder := a.lease.Holder()
@@ -93,21 +90,16 @@ func (r *runner) supervise(ctx context.Context, a *acquired, limit time.Time, lo
 	return end
 }
 
-// reapPoll is a safety net for the reaper. SIGCHLD wakes it: coalesced
-// signals are harmless because each wake reaps every exited child, and the
-// buffered channel keeps a signal that arrives between the last wait4 and
-// the next select. An idle wrapper should not wake every second for it.
-// groupPoll is how often a job that is being emptied is looked at.
+// reapPoll is the reaper's safety net (SIGCHLD wakes it); groupPoll how
+// often a job being emptied is looked at.
 const (
 	reapPoll  = time.Minute
 	groupPoll = 20 * time.Millisecond
 )
 
-// run supervises the job until it is over, the way tini's main loop
-// reads: reap, stop when the job is over, else wait for the next thing
-// that happens. ctx ending means stop the job: with a cause matching
-// lease.ErrLost the lease was lost (returned as loss); otherwise the run
-// was cancelled.
+// run supervises the job until it is over, as tini's main loop reads: reap,
+// stop when over, else wait for the next thing. ctx ending stops the job: a
+// cause matching lease.ErrLost is the loss.
 func (l *loop) run(ctx context.Context) (status lease.Result, loss error, timedOut bool) {
 	defer l.stop.close()
 	l.poll = time.NewTicker(reapPoll)
@@ -149,9 +141,7 @@ func (l *loop) run(ctx context.Context) (status lease.Result, loss error, timedO
 	}
 }
 
-// loop is the supervision of one job: one select over the child's exit
-// (SIGCHLD), the signals to forward, the lease's loss, the time limit and
-// the kill deadline (supervise.go), and the state it keeps meanwhile.
+// loop is the supervision of one job and the state it keeps meanwhile.
 type loop struct {
 	r      *runner
 	child  *child
@@ -191,10 +181,9 @@ func (r *runner) loop(a *acquired, k *renew.Keeper, limit time.Time, log *slog.L
 	return l
 }
 
-// reap collects the child's end and drains what is left of its job; it
-// reports whether the job is over. Once the child exited, its strays are
-// stopped: at once for a pid-only lease (it ended with the child's pid) or
-// a lost one, else with the stop signal and the kill grace.
+// reap collects the child's end and drains what is left of its job, and
+// reports whether the job is over. Strays are stopped at once for a
+// pid-only or lost lease, else with the stop signal and the grace.
 func (l *loop) reap() (over bool) {
 	cfg := &l.r.cfg
 	ch := l.child
@@ -253,8 +242,7 @@ func (l *loop) lose(cause error) {
 	l.r.emit(Event{Type: EventLost, Holder: l.holder, Err: cause})
 }
 
-// lossCause is why the kind's Done channel closed: its own reason when it
-// gives one (lease.LossCause), else a generic one.
+// lossCause is why the kind's Done channel closed.
 func (l *loop) lossCause() error {
 	if lc, ok := l.lease.(lease.LossCause); ok {
 		if err := lc.LossCause(); err != nil {
@@ -268,8 +256,7 @@ func (l *loop) lossCause() error {
 }
 
 // expired is the loss of a lease whose kill deadline passed before the
-// keeper reported its fence: leasewrap did not run in time (it was
-// stalled), or the kill grace is zero and the two deadlines are one.
+// keeper reported its fence (leasewrap stalled, or a zero grace).
 func (l *loop) expired() error {
 	return fmt.Errorf("%w: %w", lease.ErrLost, &renew.FenceError{Late: time.Since(l.keeper.Fence())})
 }
@@ -283,10 +270,8 @@ func (l *loop) timeoutC() <-chan time.Time {
 	return l.limit.C
 }
 
-// timeOut stops a job that ran past its time limit, as on a lost lease
-// (the stop signal, SIGKILL at the limit + kill grace); the lease itself
-// is still ours and is settled normally. A child that already exited is
-// not timed out: what is left of its job is being stopped already.
+// timeOut stops a job past its time limit as on a loss; the lease is still
+// ours and settled normally. A child that already exited is not timed out.
 func (l *loop) timeOut() {
 	if l.exited {
 		return
