@@ -113,8 +113,8 @@ func (r *runner) acquire(ctx context.Context, j *job) (*acquired, error) {
 	})
 	actor(&g, ctx, func(ctx context.Context) error {
 		for {
-			if r.watchGate != nil {
-				r.watchGate()
+			if r.beforeWatch != nil {
+				r.beforeWatch()
 			}
 			select {
 			case s := <-r.sigs:

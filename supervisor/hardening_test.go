@@ -236,7 +236,7 @@ func TestSignalTakenAfterTheStartIsPassedOn(t *testing.T) {
 		cfg := withDefaults(Config{Locker: &fileKind{dir: dir, key: "job", holder: "me"}, Argv: []string{"sh", "-c", script}, Job: JobPgroup})
 		r := &runner{cfg: cfg, waitReport: time.Minute, sigs: make(chan os.Signal, 1)}
 		var once sync.Once
-		r.watchGate = func() {
+		r.beforeWatch = func() {
 			once.Do(func() {
 				waitFile(t, ready)                // the attempt started the job and is returning
 				time.Sleep(50 * time.Millisecond) // and the group has interrupted the watcher

@@ -41,9 +41,9 @@ type runner struct {
 	waitReport time.Duration
 	// splayed is how long the start was delayed (Config.Splay).
 	splayed time.Duration
-	// watchGate (tests only) runs before each turn of the acquisition's
+	// beforeWatch (tests only) runs before each turn of the acquisition's
 	// signal watcher.
-	watchGate func()
+	beforeWatch func()
 }
 
 // job is one command and the lease it runs under, resolved before any
