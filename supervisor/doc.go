@@ -11,7 +11,7 @@
 //	run.go         Run → runner.run: splay, acquire, runJob (or runPre first)
 //	acquire.go     splay, the attempt loop (signals abort it), attempt, startUnder
 //	resolve_linux  Resolve: the command's path and 126/127, before any lease
-//	start_linux    prepare and start a child; startStopped/letGo for the gate
+//	start_linux    the child: start (plain, gated, guarded), signal, reap
 //	gate_linux     the exec gate, both halves (Gate, startGated, release, kill)
 //	job_linux      the job: a cgroup of its own or the child's process group
 //	guard_linux    the guard that ends a job whose lease dies with leasewrap

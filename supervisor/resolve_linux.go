@@ -12,6 +12,9 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/inherit"
+	"github.com/leasewrap/leasewrap/lease"
 )
 
 // Exit codes of a command that cannot be executed, as env(1) and sh use
@@ -45,6 +48,25 @@ func (e *ExecError) Unwrap() error { return e.Err }
 
 // Is makes an *ExecError match ErrStart.
 func (e *ExecError) Is(target error) bool { return target == ErrStart }
+
+// resolve settles j's command once, before any lease is taken (Resolve),
+// with the key and holder it will get in its environment.
+func (j *job) resolve(dir string, env []string) error {
+	if env == nil {
+		env = os.Environ()
+	}
+	holder := "" // known before acquiring when the locker says it
+	if h, ok := j.locker.(lease.Identity); ok {
+		holder = h.Holder()
+	}
+	env = append(env[:len(env):len(env)], inherit.EnvKey+"="+j.locker.Key(), inherit.EnvHolder+"="+holder)
+	path, argv, err := Resolve(j.argv, dir, env)
+	if err != nil {
+		return err
+	}
+	j.path, j.argv = path, argv
+	return nil
+}
 
 // defaultPath is the search path when the environment has no PATH, as
 // glibc's execvp uses (confstr _CS_PATH).

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/leasewrap/leasewrap/inherit"
+	"github.com/leasewrap/leasewrap/internal/eintr"
 	"github.com/leasewrap/leasewrap/lease"
 )
 
@@ -45,23 +46,65 @@ func (ch *child) signal(s os.Signal) error {
 	return ch.group.forward(sig)
 }
 
-// resolve settles j's command once, before any lease is taken (Resolve),
-// with the key and holder it will get in its environment.
-func (j *job) resolve(dir string, env []string) error {
-	if env == nil {
-		env = os.Environ()
+// reap collects, without blocking, the child's end or a stop. As a
+// subreaper it also reaps orphans, comparing pids; otherwise it waits for
+// its own child only, so an embedding program keeps its other children.
+func (ch *child) reap(anyChild bool) (status lease.Result, exited, stopped bool) {
+	wpid := ch.pid
+	if anyChild {
+		wpid = -1
 	}
-	holder := "" // known before acquiring when the locker says it
-	if h, ok := j.locker.(lease.Identity); ok {
-		holder = h.Holder()
+	for {
+		var ws unix.WaitStatus
+		pid, err := eintr.Retry2(func() (int, error) { return unix.Wait4(wpid, &ws, unix.WNOHANG|unix.WUNTRACED, nil) })
+		if pid <= 0 || err != nil {
+			return status, false, stopped
+		}
+		if pid != ch.pid {
+			continue
+		}
+		if ws.Stopped() {
+			stopped = true
+			continue
+		}
+		if ws.Exited() || ws.Signaled() {
+			return resultOf(ws), true, stopped
+		}
 	}
-	env = append(env[:len(env):len(env)], inherit.EnvKey+"="+j.locker.Key(), inherit.EnvHolder+"="+holder)
-	path, argv, err := Resolve(j.argv, dir, env)
+}
+
+// exited reports, without reaping it, whether the child has ended.
+func (ch *child) exited() bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, ch.pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	if err == unix.ECHILD {
+		return true // already reaped
+	}
 	if err != nil {
-		return err
+		return false
 	}
-	j.path, j.argv = path, argv
-	return nil
+	// Linux fills si_signo with SIGCHLD for a waitable child, 0 otherwise.
+	return info.Signo != 0
+}
+
+// resultOf turns a wait status into the exit-code contract: the child's
+// code, or 128+N for death by signal N.
+func resultOf(ws unix.WaitStatus) lease.Result {
+	if ws.Signaled() {
+		return lease.Result{ExitCode: 128 + int(ws.Signal()), Signal: ws.Signal()}
+	}
+	return lease.Result{ExitCode: ws.ExitStatus()}
+}
+
+// reapOrphans collects whatever orphans are already gone, before exit.
+func reapOrphans() {
+	for {
+		var ws unix.WaitStatus
+		pid, err := eintr.Retry2(func() (int, error) { return unix.Wait4(-1, &ws, unix.WNOHANG, nil) })
+		if pid <= 0 || err != nil {
+			return
+		}
+	}
 }
 
 // startError classifies a failed exec of path with env(1)'s codes: the
