@@ -387,10 +387,10 @@ func (r *runner) startUnder(ctx context.Context, j *job, ls lease.Lease, at time
 			t, err = r.startGuard()
 		}
 		if err == nil {
-			ch, err = startGuarded(cmd, t, j.hold)
+			ch, err = startGuarded(cmd, t, j.form)
 		}
-	} else if ch, err = startPlain(cmd); err == nil && j.hold != nil {
-		j.hold.started(ch)
+	} else if ch, err = startPlain(cmd); err == nil && j.form != nil {
+		j.form.started(ch)
 	}
 	if err != nil {
 		r.undo(j, ls, err)

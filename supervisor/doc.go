@@ -13,7 +13,7 @@
 //	resolve_linux  Resolve: the command's path and 126/127, before any lease
 //	start_linux    the child: start (plain, gated, guarded), signal, reap
 //	gate_linux     the exec gate, both halves (Gate, startGated, release, kill)
-//	job_linux      the job: a cgroup of its own or the child's process group
+//	job_linux      the job's form (jobForm): its own cgroup or the child's group
 //	guard_linux    the guard that ends a job whose lease dies with leasewrap
 //	limits_linux   threads reserved and oom_score_adj where limits apply
 //	supervise.go   supervise: the keeper beside the loop (one select)
@@ -22,7 +22,8 @@
 //
 // Glossary:
 //
-//	job      the command and every process it starts (a cgroup or a group)
+//	job      the command and every process it starts; its form (jobForm)
+//	         is a cgroup of its own or the child's process group
 //	gate     leasewrap re-executed, holding an anchored command's pid until
 //	         the lease names it, then exec'ing the command in place
 //	guard    a helper process that kills the job if leasewrap dies

@@ -118,7 +118,7 @@ func startGated(cmd *exec.Cmd, exe string) (*child, error) {
 		ours.Close()
 		return nil, fmt.Errorf("supervisor: start exec gate %s: %w", exe, err)
 	}
-	return &child{pid: pid, group: pgroupHold(pid), gate: ours}, nil
+	return &child{pid: pid, form: pgroupForm(pid), gate: ours}, nil
 }
 
 // gateReadyWait bounds awaitGate, on the monotonic clock.

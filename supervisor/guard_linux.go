@@ -29,7 +29,7 @@ import (
 // process group, if that pipe closes without the all-clear byte.
 
 // guardEnv marks a job guard; guardFDEnv names its pipe, on which it gets
-// what to kill (jobHold.guardMessage) and the all-clear byte 'd'.
+// what to kill (jobForm.guardMessage) and the all-clear byte 'd'.
 const (
 	guardEnv   = "LEASEWRAP_GUARD"
 	guardFDEnv = "LEASEWRAP_GUARD_FD"
@@ -50,7 +50,7 @@ type guard struct {
 // startGuarded starts cmd with Pdeathsig from a goroutine locked to its
 // thread for the job's life, then tells the guard t (started before, even
 // before a wait) what the job is. t is done if the job cannot start.
-func startGuarded(cmd *exec.Cmd, t *guard, hold *jobHold) (*child, error) {
+func startGuarded(cmd *exec.Cmd, t *guard, hold *jobForm) (*child, error) {
 	cmd.SysProcAttr.Pdeathsig = unix.SIGKILL
 	type started struct {
 		pid int
@@ -74,13 +74,13 @@ func startGuarded(cmd *exec.Cmd, t *guard, hold *jobHold) (*child, error) {
 		t.done() // nothing to guard
 		return nil, startError(cmd.Path, st.err)
 	}
-	ch := &child{pid: st.pid, group: pgroupHold(st.pid), guard: t}
+	ch := &child{pid: st.pid, form: pgroupForm(st.pid), guard: t}
 	if hold != nil {
 		hold.started(ch)
 	}
-	ch.group.guardPID = t.pid // leasewrap's child, never a member of a joined job
-	if _, err := t.pipe.Write(ch.group.guardMessage()); err != nil {
-		ch.group.signal(unix.SIGKILL)
+	ch.form.guardPID = t.pid // leasewrap's child, never a member of a joined job
+	if _, err := t.pipe.Write(ch.form.guardMessage()); err != nil {
+		ch.form.signal(unix.SIGKILL)
 		var ws unix.WaitStatus
 		unix.Wait4(ch.pid, &ws, 0, nil)
 		t.done()

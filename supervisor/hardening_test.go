@@ -251,7 +251,7 @@ func TestSignalTakenAfterTheStartIsPassedOn(t *testing.T) {
 		if err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}
-		t.Cleanup(func() { a.child.group.signal(syscall.SIGKILL) })
+		t.Cleanup(func() { a.child.form.signal(syscall.SIGKILL) })
 		switch {
 		case len(r.sigs) == 1:
 			// The watcher took the interrupt: the signal waits for the

@@ -46,9 +46,9 @@ func (m JobMode) check() error {
 	return fmt.Errorf("supervisor: unknown job form %q (want auto, cgroup or pgroup)", m)
 }
 
-// jobHold is what holds one job together: a cgroup (cg) or the child's
+// jobForm is what holds one job together: a cgroup (cg) or the child's
 // process group; joined when that group is an outer leasewrap's job.
-type jobHold struct {
+type jobForm struct {
 	cg       *cgroup.Group
 	joined   bool
 	pgid     int // the child's process group, once started
@@ -61,11 +61,11 @@ type jobHold struct {
 	log    *slog.Logger
 }
 
-// holdJob decides the job's form and logs it: --job cgroup creates the
+// newJobForm decides the job's form and logs it: --job cgroup creates the
 // cgroup now (an error before anything is acquired), auto at the first start.
-func (c *Config) holdJob(log *slog.Logger) (*jobHold, error) {
+func (c *Config) newJobForm(log *slog.Logger) (*jobForm, error) {
 	reserveThreads() // while the lease is acquired (limits_linux.go)
-	h := &jobHold{}
+	h := &jobForm{}
 	if outer, ok := outerGroup(os.Getenv(JobEnv)); ok {
 		h.joined = true
 		log.Debug("inside the process-group job of an outer leasewrap; the command stays in its group", "outer_pid", outer, "pgid", unix.Getpgrp())
@@ -100,7 +100,7 @@ func (c *Config) holdJob(log *slog.Logger) (*jobHold, error) {
 
 // create makes the job's cgroup at the first start, or settles on the
 // process group, saying why.
-func (h *jobHold) create() {
+func (h *jobForm) create() {
 	parent := h.parent
 	h.parent = nil
 	dir, err := parent()
@@ -117,7 +117,7 @@ func (h *jobHold) create() {
 
 // keepPids keeps pidsMargin tasks of the tightest pids limit above the job
 // cgroup for leasewrap, where the pids controller is enabled.
-func (h *jobHold) keepPids(log *slog.Logger) {
+func (h *jobForm) keepPids(log *slog.Logger) {
 	if n, err := h.cg.KeepPids(pidsMargin); err != nil {
 		log.Debug("could not limit the job cgroup's tasks", "err", err)
 	} else if n > 0 {
@@ -163,7 +163,7 @@ func outerGroup(v string) (int, bool) {
 
 // into makes cmd's child born into the job (CLONE_INTO_CGROUP, or a group
 // of its own unless joined) and sets JobEnv.
-func (h *jobHold) into(cmd *exec.Cmd) {
+func (h *jobForm) into(cmd *exec.Cmd) {
 	if h.parent != nil {
 		h.create()
 	}
@@ -178,20 +178,20 @@ func (h *jobHold) into(cmd *exec.Cmd) {
 }
 
 // started makes h the started child's job.
-func (h *jobHold) started(ch *child) {
+func (h *jobForm) started(ch *child) {
 	h.pgid = ch.pid
 	if h.joined {
 		h.pgid = unix.Getpgrp()
 	}
-	ch.group = h
+	ch.form = h
 }
 
-// pgroupHold is the process-group form for a child of its own group.
-func pgroupHold(pgid int) *jobHold { return &jobHold{pgid: pgid} }
+// pgroupForm is the process-group form for a child of its own group.
+func pgroupForm(pgid int) *jobForm { return &jobForm{pgid: pgid} }
 
 // forward passes a signal on to the job: its process group, or every
 // member when that group is an outer wrapper's.
-func (h *jobHold) forward(sig unix.Signal) error {
+func (h *jobForm) forward(sig unix.Signal) error {
 	if h.joined {
 		return h.signal(sig)
 	}
@@ -200,7 +200,7 @@ func (h *jobHold) forward(sig unix.Signal) error {
 
 // signal sends sig to every member of the job; SIGKILL of a cgroup job is
 // cgroup.kill, which also reaches what forks meanwhile.
-func (h *jobHold) signal(sig unix.Signal) error {
+func (h *jobForm) signal(sig unix.Signal) error {
 	switch {
 	case h.cg != nil:
 		if sig == unix.SIGKILL {
@@ -223,7 +223,7 @@ func (h *jobHold) signal(sig unix.Signal) error {
 }
 
 // members lists the job's live processes; none means the job is over.
-func (h *jobHold) members() []member {
+func (h *jobForm) members() []member {
 	switch {
 	case h.cg != nil:
 		pop, err := h.cg.Populated()
@@ -254,7 +254,7 @@ func (h *jobHold) members() []member {
 
 // guardMessage tells the guard what to kill should leasewrap die:
 // "J<pgid> <cgroup dir>\n" (pgid 0 for a joined job).
-func (h *jobHold) guardMessage() []byte {
+func (h *jobForm) guardMessage() []byte {
 	pgid := h.pgid
 	if h.joined {
 		pgid = 0
@@ -267,7 +267,7 @@ func (h *jobHold) guardMessage() []byte {
 }
 
 // String names the job for a log line.
-func (h *jobHold) String() string {
+func (h *jobForm) String() string {
 	switch {
 	case h.cg != nil:
 		return "cgroup " + h.cg.Dir()
@@ -280,7 +280,7 @@ func (h *jobHold) String() string {
 // close removes the job's cgroup once the job is over (one with members
 // left is left for a later sweep), and now and then sweeps what SIGKILLed
 // leasewraps left beside it.
-func (h *jobHold) close(log *slog.Logger) {
+func (h *jobForm) close(log *slog.Logger) {
 	threads.drop() // a run that started nothing lets the reserved threads go
 	if h == nil || h.cg == nil {
 		return
@@ -365,9 +365,9 @@ func (r *runner) stopForShell(ch *child) {
 	unix.Kill(os.Getpid(), unix.SIGSTOP)
 	// Continued.
 	if fg, err := unix.IoctlGetInt(int(stdin.Fd()), unix.TIOCGPGRP); err == nil && fg == unix.Getpgrp() {
-		setForeground(stdin, ch.group.pgid) // fg: the job gets the terminal again
+		setForeground(stdin, ch.form.pgid) // fg: the job gets the terminal again
 	}
-	ch.group.signal(unix.SIGCONT)
+	ch.form.signal(unix.SIGCONT)
 }
 
 // setForeground makes pgid the terminal's foreground group, with SIGTTOU

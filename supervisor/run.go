@@ -52,7 +52,7 @@ type job struct {
 	locker lease.Locker
 	argv   []string
 	path   string   // argv[0] resolved in PATH
-	hold   *jobHold // what holds the job together, for every attempt's child
+	form   *jobForm // what holds the job together, for every attempt's child
 	// guard is a job guard started while a queued lease was awaited; nil
 	// otherwise.
 	guard *guard
@@ -99,17 +99,17 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	r.foreground = foregroundTTY(r.cfg.Stdin)
 	var err error
-	if r.main.hold, err = r.cfg.holdJob(r.cfg.Logger); err != nil {
+	if r.main.form, err = r.cfg.newJobForm(r.cfg.Logger); err != nil {
 		return Result{}, err
 	}
-	defer r.main.hold.close(r.cfg.Logger)
+	defer r.main.form.close(r.cfg.Logger)
 	if r.pre != nil {
-		if r.pre.hold, err = r.cfg.holdJob(r.cfg.Logger); err != nil {
+		if r.pre.form, err = r.cfg.newJobForm(r.cfg.Logger); err != nil {
 			return Result{}, err
 		}
-		defer r.pre.hold.close(r.cfg.Logger)
+		defer r.pre.form.close(r.cfg.Logger)
 	}
-	if r.main.hold.joined {
+	if r.main.form.joined {
 		r.foreground = false // the terminal stays with the outer job's group
 	}
 	if r.cfg.Subreaper {

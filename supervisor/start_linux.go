@@ -20,8 +20,8 @@ import (
 // startGuarded, startStopped then letGoUnder), signal, kill (never run),
 // reap (job_linux.go).
 type child struct {
-	pid   int
-	group *jobHold // the job: everything the child started
+	pid  int
+	form *jobForm // the job: everything the child started
 
 	// gate is our end of the exec gate's socket while a gated child waits;
 	// takeTTY: it gets the terminal when let go.
@@ -43,7 +43,7 @@ func (ch *child) signal(s os.Signal) error {
 	if !ok {
 		return fmt.Errorf("supervisor: cannot forward %v", s)
 	}
-	return ch.group.forward(sig)
+	return ch.form.forward(sig)
 }
 
 // reap collects, without blocking, the child's end or a stop. As a
@@ -128,8 +128,8 @@ func (r *runner) prepare(j *job, h inherit.Handover) *exec.Cmd {
 	cmd := &exec.Cmd{Path: j.path, Args: j.argv, Dir: c.Dir, Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr}
 	inherit.Attach(cmd, c.Env, h)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Foreground: r.foreground, Ctty: 0}
-	if j.hold != nil {
-		j.hold.into(cmd)
+	if j.form != nil {
+		j.form.into(cmd)
 	}
 	return cmd
 }
@@ -169,7 +169,7 @@ func startPlain(cmd *exec.Cmd) (*child, error) {
 	if err != nil {
 		return nil, startError(cmd.Path, err)
 	}
-	return &child{pid: pid, group: pgroupHold(pid)}, nil
+	return &child{pid: pid, form: pgroupForm(pid)}, nil
 }
 
 // startStopped starts the command behind the exec gate (gate_linux.go),
@@ -188,8 +188,8 @@ func (r *runner) startStopped(j *job, h inherit.Handover) (*child, error) {
 		return nil, err
 	}
 	ch.takeTTY = tty
-	if j.hold != nil {
-		j.hold.started(ch)
+	if j.form != nil {
+		j.form.started(ch)
 	}
 	return ch, nil
 }
@@ -204,7 +204,7 @@ func (r *runner) letGoUnder(ctx context.Context, j *job, ls lease.Lease, ch *chi
 	at, err := r.readyToStart(ctx, j, ls, at)
 	if err == nil && ch.takeTTY {
 		ch.takeTTY = false
-		if ferr := setForeground(r.cfg.Stdin, ch.group.pgid); ferr != nil {
+		if ferr := setForeground(r.cfg.Stdin, ch.form.pgid); ferr != nil {
 			r.cfg.Logger.Debug("could not hand the terminal to the job", "err", ferr)
 		}
 	}

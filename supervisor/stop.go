@@ -12,7 +12,7 @@ import (
 // became due + kill grace). Both are absolute instants on the monotonic
 // clock, so a supervisor waking from a stall acts on what is due by now.
 type stopper struct {
-	job   *jobHold
+	job   *jobForm
 	sig   unix.Signal   // the stop signal (--stop-signal)
 	grace time.Duration // between the stop signal and SIGKILL
 	// leaseKillBy is the lease's kill deadline; nil or the zero Time for
@@ -26,7 +26,7 @@ type stopper struct {
 	armedAt  time.Time // what timer is set for
 }
 
-func newStopper(job *jobHold, sig unix.Signal, grace time.Duration, leaseKillBy func() time.Time) *stopper {
+func newStopper(job *jobForm, sig unix.Signal, grace time.Duration, leaseKillBy func() time.Time) *stopper {
 	s := &stopper{job: job, sig: sig, grace: grace, leaseKillBy: leaseKillBy}
 	s.arm()
 	return s

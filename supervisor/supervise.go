@@ -177,7 +177,7 @@ func (r *runner) loop(a *acquired, k *renew.Keeper, limit time.Time, log *slog.L
 	if k != nil {
 		killBy = k.KillBy
 	}
-	l.stop = newStopper(a.child.group, r.cfg.stopSignal(), r.cfg.KillGrace, killBy)
+	l.stop = newStopper(a.child.form, r.cfg.stopSignal(), r.cfg.KillGrace, killBy)
 	return l
 }
 
@@ -204,7 +204,7 @@ func (l *loop) reap() (over bool) {
 	} else if cfg.Subreaper {
 		reapOrphans()
 	}
-	left := ch.group.members()
+	left := ch.form.members()
 	if len(left) == 0 {
 		return true
 	}
@@ -216,7 +216,7 @@ func (l *loop) reap() (over bool) {
 			how = "SIGKILL"
 		}
 		l.log.Warn("child exited with processes of its job still running; stopping them before settling the lease",
-			"count", len(left), "first", fmt.Sprint(firstMembers(left)), "how", how, "job", ch.group.String())
+			"count", len(left), "first", fmt.Sprint(firstMembers(left)), "how", how, "job", ch.form.String())
 		l.stop.stop(time.Now(), now)
 		l.poll.Reset(groupPoll)
 	}
