@@ -103,7 +103,7 @@ func startGuard(exe string) (*guard, error) {
 	// of them (the job's own GOMAXPROCS is not the guard's).
 	cmd.Env = append(os.Environ(), guardEnv+"=1", guardFDEnv+"=3", "GOMAXPROCS=1")
 	cmd.ExtraFiles = []*os.File{r}
-	reserveThreads()
+	startThreads()
 	if threads != nil { // tasks are limited
 		rr, rw, err := os.Pipe()
 		if err != nil {

@@ -64,7 +64,7 @@ type jobForm struct {
 // newJobForm decides the job's form and logs it: --job cgroup creates the
 // cgroup now (an error before anything is acquired), auto at the first start.
 func (c *Config) newJobForm(log *slog.Logger) (*jobForm, error) {
-	reserveThreads() // while the lease is acquired (limits_linux.go)
+	startThreads() // while the lease is acquired (limits_linux.go)
 	h := &jobForm{}
 	if outer, ok := outerGroup(os.Getenv(JobEnv)); ok {
 		h.joined = true
@@ -281,7 +281,7 @@ func (h *jobForm) String() string {
 // left is left for a later sweep), and now and then sweeps what SIGKILLed
 // leasewraps left beside it.
 func (h *jobForm) close(log *slog.Logger) {
-	threads.drop() // a run that started nothing lets the reserved threads go
+	threads.drop() // a run that started nothing lets the threads go
 	if h == nil || h.cg == nil {
 		return
 	}

@@ -31,7 +31,7 @@ const oomDelta = 500
 
 var (
 	threadsOnce sync.Once
-	threads     *reservation
+	threads     *threadSet
 	oomOnce     sync.Once
 	oom         oomPlan
 )
@@ -40,12 +40,12 @@ var (
 // kept for leasewrap's later threads and helpers (cgroup.Group.KeepPids).
 const pidsMargin = 32
 
-// reserveThreads starts, once per process, the reservation of leasewrap's
-// threads where tasks are limited (tasksLimited); startLimits waits for it.
-func reserveThreads() {
+// startThreads starts, once per process, the threads leasewrap needs
+// where tasks are limited (tasksLimited); startLimits waits for them.
+func startThreads() {
 	threadsOnce.Do(func() {
 		if tasksLimited() {
-			threads = reserve()
+			threads = makeThreads()
 		}
 	})
 }
@@ -63,30 +63,30 @@ func tasksLimited() bool {
 }
 
 // startLimits is called before each start of a command of the job: the
-// reserved threads exist before it runs, and the first call reads the
+// threads exist before it runs, and the first call reads the
 // oom_score_adj leasewrap was started with.
 func startLimits() {
-	reserveThreads()
+	startThreads()
 	threads.ready()
 	oomOnce.Do(func() { oom.base, oom.known = readOOMAdj("self") })
 }
 
-// reservation is a set of goroutines each locked to a thread of its own
+// threadSet is a set of goroutines each locked to a thread of its own
 // until released: the runtime then keeps those threads for later work.
-type reservation struct {
+type threadSet struct {
 	locked  sync.WaitGroup
 	release chan struct{}
 	once    sync.Once
 }
 
-// reserve caps the Ps at maxProcs and has GOMAXPROCS+spareThreads
+// makeThreads caps the Ps at maxProcs and has GOMAXPROCS+spareThreads
 // goroutines lock a thread each. Not an actor: each ends when released.
-func reserve() *reservation {
+func makeThreads() *threadSet {
 	if runtime.GOMAXPROCS(0) > maxProcs {
 		runtime.GOMAXPROCS(maxProcs)
 	}
 	n := runtime.GOMAXPROCS(0) + spareThreads
-	r := &reservation{release: make(chan struct{})}
+	r := &threadSet{release: make(chan struct{})}
 	r.locked.Add(n)
 	for range n {
 		go func() {
@@ -100,7 +100,7 @@ func reserve() *reservation {
 }
 
 // ready waits until the threads exist, then lets the goroutines go.
-func (r *reservation) ready() {
+func (r *threadSet) ready() {
 	if r != nil {
 		r.locked.Wait()
 		r.drop()
@@ -108,7 +108,7 @@ func (r *reservation) ready() {
 }
 
 // drop lets the goroutines go (a run that starts no command).
-func (r *reservation) drop() {
+func (r *threadSet) drop() {
 	if r != nil {
 		r.once.Do(func() { close(r.release) })
 	}
