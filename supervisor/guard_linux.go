@@ -1,7 +1,7 @@
 package supervisor
 
 import (
-	"bytes"
+	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
@@ -223,35 +223,26 @@ func runGuard(fdv string) int {
 // readGuardPipe reads the guard's pipe until its end: the job it names
 // ("J<pgid> <cgroup dir>\n"), and whether the all-clear byte came.
 func readGuardPipe(fd int) (pgid int, cgdir string, clear bool) {
-	var buf []byte
-	b := make([]byte, 512)
+	rd := bufio.NewReader(os.NewFile(uintptr(fd), "guard pipe"))
 	for {
-		n, err := eintr.Retry2(func() (int, error) { return unix.Read(fd, b) })
-		if n <= 0 || err != nil {
+		c, err := rd.ReadByte()
+		if err != nil {
 			return pgid, cgdir, false
 		}
-		buf = append(buf, b[:n]...)
-		for len(buf) > 0 {
-			switch buf[0] {
-			case 'd':
-				return pgid, cgdir, true
-			case 'J':
-				nl := bytes.IndexByte(buf, '\n')
-				if nl < 0 {
-					break // the rest of the message is still to come
-				}
-				id, dir, _ := strings.Cut(string(buf[1:nl]), " ")
-				if v, err := strconv.Atoi(id); err == nil {
-					pgid, cgdir = v, dir
-				}
-				buf = buf[nl+1:]
-				continue
-			default:
-				fmt.Fprintf(os.Stderr, "leasewrap: job guard: unexpected %q on its pipe\n", buf[0])
-				buf = buf[1:]
-				continue
+		switch c {
+		case 'd':
+			return pgid, cgdir, true
+		case 'J':
+			line, err := rd.ReadString('\n')
+			if err != nil {
+				return pgid, cgdir, false
 			}
-			break
+			id, dir, _ := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
+			if v, err := strconv.Atoi(id); err == nil {
+				pgid, cgdir = v, dir
+			}
+		default:
+			fmt.Fprintf(os.Stderr, "leasewrap: job guard: unexpected %q on its pipe\n", c)
 		}
 	}
 }

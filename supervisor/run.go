@@ -213,10 +213,13 @@ func notAcquired(err error) (Result, error) {
 // under it; without a main lease it returns the run's outcome instead.
 func (r *runner) runPre(ctx context.Context) (*acquired, Result, error) {
 	pre, main := r.pre, r.main
-	pa, err := r.acquire(ctx, pre)
-	if err != nil {
+	without := func(err error) (*acquired, Result, error) {
 		res, err := notAcquired(err)
 		return nil, res, err
+	}
+	pa, err := r.acquire(ctx, pre)
+	if err != nil {
+		return without(err)
 	}
 	log := r.cfg.Logger.With("kind", pre.locker.Kind(), "key", pre.locker.Key())
 	log.Info("lease acquired; pre-step started", "pid", pa.child.pid, "command", pre.argv)
@@ -225,8 +228,7 @@ func (r *runner) runPre(ctx context.Context) (*acquired, Result, error) {
 		at := time.Now()
 		ls, err := r.cfg.Pre.Handover(ctx, pa.lease)
 		if err != nil {
-			res, err := notAcquired(err)
-			return nil, res, err
+			return without(err)
 		}
 		if pa.child.guard != nil {
 			pa.child.guard.done() // not settled: reap its guard here
@@ -234,8 +236,7 @@ func (r *runner) runPre(ctx context.Context) (*acquired, Result, error) {
 		log.Info("pre-step done; lease handed over to the command")
 		a, err := r.startUnder(ctx, main, ls, at)
 		if err != nil {
-			res, err := notAcquired(err)
-			return nil, res, err
+			return without(err)
 		}
 		return a, Result{}, nil
 	}
@@ -253,8 +254,7 @@ func (r *runner) runPre(ctx context.Context) (*acquired, Result, error) {
 	}
 	a, err := r.acquire(ctx, main)
 	if err != nil {
-		res, err := notAcquired(err)
-		return nil, res, err
+		return without(err)
 	}
 	return a, Result{}, nil
 }
