@@ -4,7 +4,8 @@
 # processes and threads of the waiters and their descendants, their PSS
 # (smaps_rollup), the CPU they use while idle, and the time from the
 # holder's release until all N have run `true` and exited.
-#   usage: bench/waiters.sh [N] [LEASEWRAP_BINARY]   (N defaults to 300)
+#   usage: bench/waiters.sh [N] [LEASEWRAP_BINARY]   (N defaults to 300;
+#   LW_ARGS adds flags to the leasewrap waiters, e.g. "--job pgroup")
 set -euo pipefail
 n=${1:-300}
 bin=${2:-leasewrap}
@@ -52,7 +53,7 @@ measure() { # name, waiter command (the lock path is appended by run_waiter)
 	pids=()
 	for _ in $(seq "$n"); do
 		case $name in
-		leasewrap) "$bin" -q flock run "$lock" --wait 10m -- true & ;;
+		leasewrap) "$bin" -q flock run "$lock" --wait 10m ${LW_ARGS:-} -- true & ;;
 		flock) flock -w 600 "$lock" true & ;;
 		esac
 		pids+=($!)
