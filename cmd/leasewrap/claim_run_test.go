@@ -25,8 +25,8 @@ func claimFile(root, key string) string {
 	return filepath.Join(root, ".fno", "claims", key+".lock")
 }
 
-// anchors are both ways claim run holds the command until the claim names
-// its pid.
+// anchors are --anchor values scripts still pass: all hold the command in
+// the exec gate until the claim names its pid.
 var anchors = []string{"ptrace", "gate"}
 
 func TestClaimRunExitCodes(t *testing.T) {
