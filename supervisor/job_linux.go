@@ -64,7 +64,6 @@ type jobForm struct {
 // newJobForm decides the job's form and logs it: --job cgroup creates the
 // cgroup now (an error before anything is acquired), auto at the first start.
 func (c *Config) newJobForm(log *slog.Logger) (*jobForm, error) {
-	startThreads() // while the lease is acquired (limits_linux.go)
 	h := &jobForm{}
 	if outer, ok := outerGroup(os.Getenv(JobEnv)); ok {
 		h.joined = true
