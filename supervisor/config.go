@@ -105,9 +105,10 @@ type Config struct {
 	// OnExit once the lease of a run that held it was settled. Neither runs
 	// for a run that never held the lease (held by another, replayed,
 	// aborted). A hook that fails or hangs is logged and changes nothing
-	// else; it is killed (its process group) at HookTimeout.
+	// else; what it leaves running is killed when it exits, and all of it
+	// at HookTimeout (hook.go).
 	OnStart, OnExit string
-	// HookTimeout bounds each hook; 0 is DefaultHookTimeout.
+	// HookTimeout bounds each hook; 0 is no limit (as Timeout's 0).
 	HookTimeout time.Duration
 	// ExitCode, if set, is the status leasewrap exits with for a run's
 	// outcome (LEASEWRAP_EXIT_CODE of the on-exit hook); nil uses
