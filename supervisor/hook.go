@@ -203,7 +203,7 @@ func (r *runner) runHook(ctx context.Context, name, script string, env []string)
 		log.Error(name+" hook failed; the run goes on as if it had not", "hook", script, "err", err.Error(), "duration", took)
 	}
 
-	box := r.hookBox(log)
+	box := r.newHookBox(log)
 	defer box.close(log)
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -282,10 +282,10 @@ func (r *runner) runHook(ctx context.Context, name, script string, env []string)
 // (what calls setsid(2) or setpgid(2) leaves it).
 type hookBox struct{ cg *cgroup.Group }
 
-// hookBox creates the hook's cgroup beside the job's, where --job allows
+// newHookBox creates the hook's cgroup beside the job's, where --job allows
 // one (auto, cgroup) and leasewrap can create one; else the hook is held
 // by its process group (said at debug level).
-func (r *runner) hookBox(log *slog.Logger) *hookBox {
+func (r *runner) newHookBox(log *slog.Logger) *hookBox {
 	b := &hookBox{}
 	if r.cfg.Job == JobPgroup {
 		return b
