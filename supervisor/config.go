@@ -80,9 +80,10 @@ type Config struct {
 	// OnStart and OnExit are /bin/sh -c hooks with the lease's environment and
 	// LEASEWRAP_OUTCOME: OnStart once the lease is held, before the command;
 	// OnExit once the lease was settled. Neither runs for a run that never held
-	// the lease. A failing hook is logged only; it is killed at HookTimeout.
+	// the lease. A failing hook is logged only; what it leaves running is
+	// killed when it exits, and all of it at HookTimeout (hook.go).
 	OnStart, OnExit string
-	// HookTimeout bounds each hook; 0 is DefaultHookTimeout.
+	// HookTimeout bounds each hook; 0 is no limit (as Timeout's 0).
 	HookTimeout time.Duration
 	// ExitCode, if set, is the status leasewrap exits with for a run's
 	// outcome (LEASEWRAP_EXIT_CODE of the on-exit hook); nil uses

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"os/exec"
 	"strconv"
 	"syscall"
@@ -15,15 +17,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/leasewrap/leasewrap/inherit"
+	"github.com/leasewrap/leasewrap/internal/cgroup"
+	"github.com/leasewrap/leasewrap/internal/procstat"
 	"github.com/leasewrap/leasewrap/lease"
 	"github.com/leasewrap/leasewrap/renew"
 )
-
-// DefaultHookTimeout bounds a hook when Config.HookTimeout is 0: room for
-// the ping recipe `curl -fsS -m 10 --retry 3 URL` (four tries of at most
-// 10 s and curl's 1, 2 and 4 s pauses between them: 47 s) with time to
-// spare, and still short beside the schedule of a job run by cron.
-const DefaultHookTimeout = time.Minute
 
 // The environment a hook gets besides the lease's own.
 const (
@@ -32,9 +30,10 @@ const (
 	EnvDuration = "LEASEWRAP_DURATION_SECONDS" // on-exit: how long the command ran
 )
 
-// hookWaitDelay bounds how long a hook's captured output is read after
-// the hook itself ended (a process it left behind keeps the pipe open).
-const hookWaitDelay = time.Second
+// hookDrain bounds how long a hook's output is read after the hook and
+// what it left were killed: a process that escaped the kill (out of a
+// process group by setsid) may hold the pipe, which is then closed.
+const hookDrain = time.Second
 
 // hookOutputMax bounds the output of a hook kept under -q (shown only if
 // it fails).
@@ -80,9 +79,11 @@ func (r *runner) onStart(ctx context.Context, j *job, ls lease.Lease, at time.Ti
 	}
 	env := r.hookEnv(j, ls, "started")
 	var g run.Group
-	// The hook: its end ends the group.
+	// The hook: its end ends the group. killed is why it was killed
+	// before it ended (the group's end: a loss or an abort), if it was.
+	var killed error
 	actor(&g, ctx, func(ctx context.Context) error {
-		r.runHook(ctx, "on-start", r.cfg.OnStart, env)
+		killed = r.runHook(ctx, "on-start", r.cfg.OnStart, env)
 		return nil
 	})
 	// The keeper: a loss at the fence or a permanent error ends the group.
@@ -104,9 +105,13 @@ func (r *runner) onStart(ctx context.Context, j *job, ls lease.Lease, at time.Ti
 		}
 	})
 	if err := g.Run(); err != nil {
+		r.cfg.Logger.Warn("the lease was lost while the on-start hook ran; the hook was killed and the command does not run", "hook", r.cfg.OnStart, "err", err.Error())
 		return at, fmt.Errorf("%w: the lease was lost while the on-start hook ran (%v); the command did not run", lease.ErrHeld, err)
 	}
 	if err := ctx.Err(); err != nil {
+		if killed != nil {
+			r.cfg.Logger.Info("on-start hook killed: the run was stopped while it ran; the command does not run", "hook", r.cfg.OnStart, "why", killed.Error())
+		}
 		return at, err
 	}
 	if ls.TTL() == 0 {
@@ -159,53 +164,192 @@ func (r *runner) hookEnv(j *job, ls lease.Lease, outcome string) []string {
 	return append(cmd.Env, EnvOutcome+"="+outcome)
 }
 
-// runHook runs sh -c script in a process group of its own, with env, its
-// stdin /dev/null and its output on leasewrap's stderr (kept back and
-// shown only if it fails when info is not logged: -q). At the hook
-// timeout, or when ctx ends, the group is killed. A failure is logged,
-// never returned: a hook does not change the run.
-func (r *runner) runHook(ctx context.Context, name, script string, env []string) {
+// runHook runs sh -c script as part of the run, with env and its stdin
+// /dev/null. The hook is held together in a cgroup of its own (beside the
+// job's, where the job's form allows one and one can be created), else in
+// a process group of its own. Its output comes through a pipe leasewrap
+// copies to its stderr (kept back under -q, shown only if it fails).
+//
+// Once the hook's shell exits, what it left running is killed; at the hook
+// timeout (none when 0) or when ctx ends, all of it is. The pipe is then
+// read until every writer is gone, at most hookDrain longer, and closed: a
+// leftover the kill could not reach (a setsid(2) out of a process group)
+// cannot keep leasewrap's stderr open. A hook that fails is logged, never
+// returned: a hook does not change the run. When ctx ended first, nothing
+// is logged and ctx's cause is returned, for the caller to say.
+func (r *runner) runHook(ctx context.Context, name, script string, env []string) (interrupted error) {
 	log := r.cfg.Logger
-	timeout := r.cfg.HookTimeout
-	if timeout == 0 {
-		timeout = DefaultHookTimeout
+	var hctx context.Context
+	var cancel context.CancelFunc
+	limit := "none"
+	if r.cfg.HookTimeout > 0 {
+		hctx, cancel = context.WithTimeout(ctx, r.cfg.HookTimeout)
+		limit = r.cfg.HookTimeout.String()
+	} else {
+		hctx, cancel = context.WithCancel(ctx)
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", script)
-	cmd.Env, cmd.Dir = env, r.cfg.Dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return unix.Kill(-cmd.Process.Pid, unix.SIGKILL) }
-	cmd.WaitDelay = hookWaitDelay
 	quiet := !log.Enabled(ctx, slog.LevelInfo)
+	var out io.Writer = r.cfg.Stderr
 	var kept *capped
 	if quiet {
 		kept = &capped{max: hookOutputMax}
-		cmd.Stdout, cmd.Stderr = kept, kept
-	} else {
-		cmd.Stdout, cmd.Stderr = r.cfg.Stderr, r.cfg.Stderr
+		out = kept
 	}
+	failed := func(err error, took time.Duration) {
+		if kept != nil {
+			r.cfg.Stderr.Write(kept.Bytes())
+		}
+		log.Error(name+" hook failed; the run goes on as if it had not", "hook", script, "err", err.Error(), "duration", took)
+	}
+
+	box := r.newHookBox(log)
+	defer box.close(log)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		failed(fmt.Errorf("no pipe for its output: %w", err), 0)
+		return nil
+	}
+	cmd := exec.CommandContext(hctx, "/bin/sh", "-c", script)
+	cmd.Env, cmd.Dir = env, r.cfg.Dir
+	cmd.Stdout, cmd.Stderr = pw, pw
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if box.cg != nil {
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, box.cg.FD()
+	}
+	cmd.Cancel = func() error { box.kill(cmd.Process.Pid); return nil }
 	start := time.Now()
-	log.Debug("running the "+name+" hook", "hook", script)
-	err := cmd.Run()
+	log.Debug("running the "+name+" hook", "hook", script, "timeout", limit, "in", box.form())
+	err = cmd.Start()
+	pw.Close() // the hook has its copies
+	if err != nil {
+		pr.Close()
+		failed(fmt.Errorf("could not start /bin/sh: %w", err), 0)
+		return nil
+	}
+	pgid := cmd.Process.Pid
+
+	var left []member
+	copied := make(chan struct{})
+	var g run.Group
+	// The output, until every writer is gone (or the pipe is cut). A
+	// plain Writer: no splice(2) that closing the pipe might not end.
+	g.Add(func() error {
+		io.Copy(struct{ io.Writer }{out}, pr)
+		close(copied)
+		return nil
+	}, func(error) { pr.Close() })
+	// The hook: its shell, then what it left behind, then the rest of its
+	// output. Bounded by itself (the timeout, ctx), so not interrupted.
+	g.Add(func() error {
+		err = cmd.Wait()
+		if left = box.members(pgid); len(left) > 0 || box.cg != nil {
+			box.kill(pgid) // a cgroup's kill is safe when empty; a group's only while it has members
+		}
+		if hctx.Err() != nil {
+			left = nil // killed at the timeout or for ctx: said so below
+		}
+		select {
+		case <-copied:
+		case <-time.After(hookDrain):
+		}
+		return nil
+	}, func(error) {})
+	g.Run()
+
 	took := time.Since(start).Round(time.Millisecond)
-	if err == nil {
-		log.Info(name+" hook done", "duration", took)
-		return
+	if len(left) > 0 {
+		defer log.Info(name+" hook left processes running; they were killed with it", "count", len(left), "first", fmt.Sprint(firstMembers(left)))
 	}
 	var ee *exec.ExitError
 	switch {
-	case ctx.Err() == context.DeadlineExceeded:
-		err = fmt.Errorf("killed at the hook timeout (%v)", timeout)
+	case err == nil:
+		log.Info(name+" hook done", "duration", took)
+		return nil
+	case errors.Is(hctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
+		err = fmt.Errorf("killed at the hook timeout (%v)", r.cfg.HookTimeout)
 	case ctx.Err() != nil:
-		err = fmt.Errorf("killed: %w", context.Cause(ctx))
+		return context.Cause(ctx)
 	case errors.As(err, &ee) && ee.Exited():
 		err = fmt.Errorf("exited with status %d", ee.ExitCode())
 	}
-	if kept != nil {
-		r.cfg.Stderr.Write(kept.Bytes())
+	failed(err, took)
+	return nil
+}
+
+// hookBox holds one hook and what it starts together: a cgroup of its own
+// (nothing leaves it), else the process group the hook's shell leads
+// (what calls setsid(2) or setpgid(2) leaves it).
+type hookBox struct{ cg *cgroup.Group }
+
+// newHookBox creates the hook's cgroup beside the job's, where --job allows
+// one (auto, cgroup) and leasewrap can create one; else the hook is held
+// by its process group (said at debug level).
+func (r *runner) newHookBox(log *slog.Logger) *hookBox {
+	b := &hookBox{}
+	if r.cfg.Job == JobPgroup {
+		return b
 	}
-	log.Error(name+" hook failed; the run goes on as if it had not", "hook", script, "err", err.Error(), "duration", took)
+	parent := cgroup.Parent
+	if r.cfg.cgroupParent != nil {
+		parent = r.cfg.cgroupParent
+	}
+	dir, err := parent()
+	if errors.Is(err, cgroup.ErrUndelegated) && r.cfg.Job == JobCgroup {
+		err = nil // as the job's own cgroup (--job cgroup)
+	}
+	if err == nil {
+		b.cg, err = cgroup.Create(dir)
+	}
+	if err != nil {
+		log.Debug("hooks run in a process group of their own (no cgroup)", "why", err.Error())
+	}
+	return b
+}
+
+func (b *hookBox) form() string {
+	if b.cg != nil {
+		return "cgroup " + b.cg.Dir()
+	}
+	return "process group"
+}
+
+// members lists the hook's live processes (pgid: its shell's group).
+func (b *hookBox) members(pgid int) []member {
+	if b.cg == nil {
+		if unix.Kill(-pgid, 0) == unix.ESRCH {
+			return nil
+		}
+		return liveProcs(func(_ int, st procstat.Stat) bool { return st.PGRP == pgid })
+	}
+	pids, _ := b.cg.Members()
+	out := make([]member, 0, len(pids))
+	for _, pid := range pids {
+		if st, err := procstat.Read(pid); err == nil && st.Live() {
+			out = append(out, member{pid: pid, comm: st.Comm})
+		}
+	}
+	return out
+}
+
+// kill SIGKILLs every process of the hook: cgroup.kill, or the process
+// group pgid.
+func (b *hookBox) kill(pgid int) {
+	if b.cg != nil && b.cg.Kill() == nil {
+		return
+	}
+	unix.Kill(-pgid, unix.SIGKILL)
+}
+
+// close removes the hook's cgroup (its members were killed: the removal
+// waits out their exit, about a second at most).
+func (b *hookBox) close(log *slog.Logger) {
+	if b.cg == nil || b.cg.Remove() {
+		return
+	}
+	if err := b.cg.Close(); err != nil {
+		log.Warn("could not remove a hook's cgroup", "err", err)
+	}
 }
 
 // capped is a buffer that keeps the first max bytes written to it.

@@ -215,7 +215,13 @@ func (l *loop) reap() (over bool) {
 		if now || cfg.KillGrace == 0 {
 			how = "SIGKILL"
 		}
-		l.log.Warn("child exited with processes of its job still running; stopping them before settling the lease",
+		// A warning only where the child ended on its own and left them:
+		// not while leasewrap stops the job (a loss, --timeout, an abort).
+		say := l.log.Warn
+		if l.loss != nil || l.timedOut || l.stop.stopping || l.stop.killed {
+			say = l.log.Debug
+		}
+		say("child exited with processes of its job still running; stopping them before settling the lease",
 			"count", len(left), "first", fmt.Sprint(firstMembers(left)), "how", how, "job", ch.form.String())
 		l.stop.stop(time.Now(), now)
 		l.poll.Reset(groupPoll)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,10 +13,12 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/leasewrap/leasewrap/cli"
+	"github.com/leasewrap/leasewrap/internal/cgroup"
 	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
@@ -247,5 +250,168 @@ func TestHookOnExitAfterTimeout(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(seen); string(b) != "timeout 124 dead\n" {
 		t.Fatalf("on-exit: want \"timeout 124 dead\", have %q\n%s", b, &p.stderr)
+	}
+}
+
+// hookForms are the forms a hook runs in: the cgroup where one can be
+// created (not under CI: there it must be), and the process group.
+func hookForms(t *testing.T) []string {
+	t.Helper()
+	if _, err := cgroup.Parent(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("a cgroup v2 directory: %v (CI must offer it: .ci/run runs as root on a cgroup v2 host)", err)
+		}
+		t.Logf("no cgroup form tested: %v", err)
+		return []string{"pgroup"}
+	}
+	return []string{"cgroup", "pgroup"}
+}
+
+// startLWPiped starts leasewrap with its stdout and stderr one pipe, as
+// `leasewrap … 2>&1 | cut` has them: eof is closed once every process
+// holding the pipe's write end is gone, out has what came through.
+func startLWPiped(t *testing.T, env []string, args ...string) (p *testutil.Proc, eof <-chan struct{}, out *testutil.Buffer) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	cmd := leasewrapCmd(t, args...)
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stdout, cmd.Stderr = w, w
+	p = testutil.Start(t, cmd)
+	w.Close()
+	done, out := make(chan struct{}), &testutil.Buffer{}
+	go func() {
+		io.Copy(out, r)
+		close(done)
+	}()
+	return p, done, out
+}
+
+// killAtEnd SIGKILLs the pid written to path, if any, when the test ends:
+// what a test proves may survive (a process-group hook's setsid) is not
+// left behind.
+func killAtEnd(t *testing.T, path string) {
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(path); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
+				unix.Kill(pid, unix.SIGKILL)
+			}
+		}
+	})
+}
+
+// TestHookLeftoversAreStoppedWithIt: a hook is part of the run. What it
+// leaves running is killed when its shell exits (or at --hook-timeout),
+// a hook that exited 0 is not reported as failed (also under -q), and
+// nothing it left holds leasewrap's stderr: `leasewrap … 2>&1 | cut`
+// ends with leasewrap. In the cgroup form a setsid(1) leftover is killed
+// too; in the process-group form it escapes the kill, but its output was
+// cut loose.
+func TestHookLeftoversAreStoppedWithIt(t *testing.T) {
+	for _, form := range hookForms(t) {
+		for _, tc := range []struct {
+			name    string
+			quiet   bool
+			hook    string // with PID for the leftover's pid file
+			setsid  bool
+			timeout string
+		}{
+			{"background -q", true, "--on-start=sleep 1000 & echo $! > PID", false, "1m"},
+			{"background", false, "--on-start=sleep 1000 & echo $! > PID", false, "1m"},
+			{"background on-exit -q", true, "--on-exit=sleep 1000 & echo $! > PID", false, "1m"},
+			{"setsid -q", true, "--on-start=setsid sh -c 'echo $$ > PID.tmp; mv PID.tmp PID; exec sleep 1000' & while [ ! -s PID ]; do sleep 0.01; done", true, "1m"},
+			{"setsid", false, "--on-exit=setsid sh -c 'echo $$ > PID.tmp; mv PID.tmp PID; exec sleep 1000' & while [ ! -s PID ]; do sleep 0.01; done", true, "1m"},
+			{"setsid at the timeout", false, "--on-start=setsid sh -c 'echo $$ > PID.tmp; mv PID.tmp PID; exec sleep 1000' & while [ ! -s PID ]; do sleep 0.01; done; sleep 1000", true, "3s"},
+		} {
+			t.Run(form+"/"+tc.name, func(t *testing.T) {
+				dir := t.TempDir()
+				lock, pidFile := filepath.Join(dir, "job.lock"), filepath.Join(dir, "left.pid")
+				killAtEnd(t, pidFile)
+				var args []string
+				if tc.quiet {
+					args = append(args, "-q")
+				}
+				args = append(args, "flock", "run", lock, "--job", form, "--hook-timeout", tc.timeout,
+					strings.ReplaceAll(tc.hook, "PID", pidFile), "--", "sh", "-c", "exit 4")
+				p, eof, out := startLWPiped(t, nil, args...)
+				select {
+				case <-p.Done():
+				case <-time.After(30 * time.Second):
+					t.Fatalf("leasewrap did not exit within 30s\n%s", out)
+				}
+				if have := testutil.ExitCode(p.Cmd.ProcessState); have != 4 {
+					t.Fatalf("want the command's 4, have %d\n%s", have, out)
+				}
+				select {
+				case <-eof:
+				case <-time.After(30 * time.Second):
+					t.Fatalf("leasewrap exited, but its stderr is still held open 30s later (a leftover of the hook has it)\n%s", out)
+				}
+				timedOut := tc.timeout != "1m"
+				if tc.quiet && !timedOut && out.String() != "" {
+					t.Fatalf("want nothing on stderr under -q for a hook that exited 0, have\n%s", out)
+				}
+				if !timedOut && strings.Contains(out.String(), "hook failed") {
+					t.Fatalf("a hook that exited 0 was reported as failed:\n%s", out)
+				}
+				if timedOut && !strings.Contains(out.String(), "killed at the hook timeout (3s)") {
+					t.Fatalf("want the timeout said, have\n%s", out)
+				}
+				pid := testutil.ReadPID(t, pidFile, 0)
+				switch {
+				case tc.setsid && form == "pgroup":
+					// Out of the hook's process group: beyond the kill.
+				case alive(pid):
+					t.Fatalf("the hook's leftover %d outlived leasewrap\n%s", pid, out)
+				}
+			})
+		}
+	}
+}
+
+// TestHookTimeoutZeroIsNoLimit: 0 turns a limit off, as --timeout 0 does
+// (and timeout(1)); it does not kill the hook at once.
+func TestHookTimeoutZeroIsNoLimit(t *testing.T) {
+	lock := filepath.Join(t.TempDir(), "job.lock")
+	code, p := runLW(t, nil, "--log-level", "debug", "flock", "run", lock, "--hook-timeout", "0s", "--on-start", "sleep 0.2; echo hook-ran", "--", "true")
+	if code != 0 {
+		t.Fatalf("want 0, have %d\n%s", code, &p.stderr)
+	}
+	for _, w := range []string{"hook-ran", "running the on-start hook", "timeout=none", "on-start hook done"} {
+		if !strings.Contains(p.stderr.String(), w) {
+			t.Fatalf("want %q on stderr, have\n%s", w, &p.stderr)
+		}
+	}
+}
+
+// TestHookLossDuringOnStartIsSaid: a claim lost while its on-start hook
+// runs kills the hook; the command does not run (75), and the log says
+// so, not that the run goes on.
+func TestHookLossDuringOnStartIsSaid(t *testing.T) {
+	root, env := claimEnv(t)
+	ready, marker := filepath.Join(root, "ready"), filepath.Join(root, "ran")
+	p := startLW(t, env, "claim", "run", "job", "--root", root, "--ttl", "1m", "--renew-every", "100ms",
+		"--on-start", "touch "+ready+"; sleep 1000", "--", "touch", marker)
+	waitFor(t, "the hook to run", func() bool { return exists(ready) })
+	if err := os.WriteFile(claimFile(root, "job"), []byte(claimYAML("job", "thief", os.Getpid())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if have := p.wait(t); have != 75 {
+		t.Fatalf("want 75, have %d\n%s", have, &p.stderr)
+	}
+	if exists(marker) {
+		t.Fatalf("the command ran after its lease was lost")
+	}
+	s := p.stderr.String()
+	if strings.Contains(s, "goes on") || strings.Contains(s, "hook failed") {
+		t.Fatalf("want no \"hook failed; the run goes on\" for a hook killed by the loss, have\n%s", s)
+	}
+	for _, w := range []string{"lost while the on-start hook ran", "the command did not run"} {
+		if !strings.Contains(s, w) {
+			t.Fatalf("want %q on stderr, have\n%s", w, s)
+		}
 	}
 }
