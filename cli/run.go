@@ -79,6 +79,9 @@ func (f *RunFlags) Check(ttl time.Duration) error {
 	} else if len(f.Command) > 0 && strings.HasPrefix(f.Command[0], "-") {
 		// kong hands an unknown flag after the key to the command; a
 		// command starting with "-" must come after an explicit --.
+		if s := Suggest(f.line.root, f.line.args); s != "" {
+			return fmt.Errorf("%w: unknown flag %s (the command goes after --); did you mean: %s", ErrUsage, f.Command[0], s)
+		}
 		return fmt.Errorf("%w: unknown flag %s (the command goes after --)", ErrUsage, f.Command[0])
 	}
 	if len(f.Command) == 0 {
