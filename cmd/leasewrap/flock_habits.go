@@ -12,11 +12,9 @@ import (
 
 // flockHabits are flock(1)'s own flags on flock run, with flock(1)'s
 // meaning, so that `flock -n -E 0 PATH` habits carry over: each is mapped
-// onto the run flags (apply). The help strings are short: kong parses
-// every tag of the one-verb model on each start, help included. flock(1)'s
-// flags whose meaning leasewrap cannot keep are not kong flags at all
-// (each would cost every start its share of that parse): flockRefusals
-// finds them first.
+// onto the run flags (apply). flock(1)'s flags whose meaning leasewrap
+// cannot keep are not kong flags: flockRefusals refuses them first, with
+// what to write instead.
 type flockHabits struct {
 	Exclusive bool   `short:"x" help:"flock(1)'s -x: exclusive, the default."`
 	NonBlock  bool   `short:"n" name:"nonblock" help:"flock(1)'s -n: try once, the default."`
