@@ -114,7 +114,7 @@ func Suggest(root *kong.Node, args []string) string {
 		return ""
 	}
 	for i, w := range out {
-		out[i] = shellQuote(w)
+		out[i] = ShellQuote(w)
 	}
 	return strings.Join(out, " ")
 }
@@ -223,10 +223,64 @@ func levenshtein(a, b string) int {
 	return prev[len(rb)]
 }
 
-// shellQuote quotes w for a POSIX shell when it needs quoting.
-func shellQuote(w string) string {
+// ShellQuote quotes w for a POSIX shell when it needs quoting.
+func ShellQuote(w string) string {
 	if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=@%+,-") == "" {
 		return w
 	}
 	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+}
+
+// CommandAt reads args as kong would for the verb named in them (run when
+// the verb is left out) of a kind in root: the verb's keys, and the index
+// of the first word of its command (len(args) when there is none). A flag
+// the verb does not know takes no value, unless it is one of valued. -1
+// when args name no such kind and verb.
+func CommandAt(root *kong.Node, args []string, valued ...string) (keys []string, at int) {
+	end := slices.Index(args, "--")
+	if end < 0 {
+		end = len(args)
+	}
+	kindAt := slices.IndexFunc(args[:end], func(w string) bool { return child(root, w) != nil })
+	if kindAt < 0 {
+		return nil, -1
+	}
+	kind := child(root, args[kindAt])
+	verb, verbAt := child(kind, "run"), -1
+	for i := kindAt + 1; i < end; i++ {
+		if v := child(kind, args[i]); v != nil {
+			verb, verbAt = v, i
+			break
+		}
+	}
+	if verb == nil {
+		return nil, -1
+	}
+	wanted := 0
+	for _, p := range verb.Positional {
+		if p.PassthroughMode == kong.PassThroughModeNone {
+			wanted++
+		}
+	}
+	flags := flagTable(verb)
+	for i := kindAt + 1; i < end; i++ {
+		w := args[i]
+		switch {
+		case i == verbAt:
+		case strings.HasPrefix(w, "-") && w != "-":
+			name, _, hasValue := strings.Cut(w, "=")
+			f, known := flags[name]
+			if !hasValue && (known && takesValue(f, name) || !known && slices.Contains(valued, name)) {
+				i++
+			}
+		case len(keys) < wanted:
+			keys = append(keys, w)
+		default:
+			return keys, i
+		}
+	}
+	if end < len(args) {
+		return keys, end + 1
+	}
+	return keys, len(args)
 }

@@ -83,3 +83,31 @@ func TestExplainPermission(t *testing.T) {
 		t.Errorf("want %v unchanged, have %v", other, have)
 	}
 }
+
+// TestCommandAt: where a verb's command starts, as kong reads the line.
+func TestCommandAt(t *testing.T) {
+	p, err := kong.New(&suggestCLI{}, kong.Writers(io.Discard, io.Discard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args   string
+		keys   string
+		at     int
+		valued []string
+	}{
+		{"flock run --wait 5s f sh -c x", "f", 5, nil},
+		{"flock --wait 5s -n f sh -c x", "f", 5, nil}, // run left out
+		{"flock run f -c x", "f", 4, nil},             // -c unknown: no value
+		{"flock run -c x f sh", "f", 5, []string{"-c"}},
+		{"flock run f -- sh", "f", 4, nil},
+		{"flock run f", "f", 3, nil},
+		{"admin status k", "k", 3, nil},
+		{"nokind run f", "", -1, nil},
+	} {
+		keys, at := CommandAt(p.Model.Node, strings.Fields(tc.args), tc.valued...)
+		if strings.Join(keys, " ") != tc.keys || at != tc.at {
+			t.Errorf("%s: want %q at %d, have %q at %d", tc.args, tc.keys, tc.at, keys, at)
+		}
+	}
+}
