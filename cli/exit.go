@@ -92,11 +92,11 @@ func ExitCode(err error, stderr io.Writer) int {
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		if ee.Err != nil {
-			fmt.Fprintf(stderr, "leasewrap: %v\n", ee.Err)
+			fmt.Fprintf(stderr, "leasewrap: %v\n", explainPermission(ee.Err))
 		}
 		return ee.Code
 	}
-	fmt.Fprintf(stderr, "leasewrap: %v\n", err)
+	fmt.Fprintf(stderr, "leasewrap: %v\n", explainPermission(err))
 	var kc kong.ExitCoder // errors that carry their own status (kong's)
 	var execErr *supervisor.ExecError
 	switch {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 	"time"
 
@@ -55,6 +56,7 @@ func Main(model any, g *Globals, description, version string, args []string, std
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { panic(exitNow(code)) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, FlagsLast: true}),
+		kong.TypeMapper(reflect.TypeOf(time.Duration(0)), durationMapper{}),
 	}, opts...)...)
 	if err != nil {
 		fmt.Fprintf(errOut, "leasewrap: internal error building the CLI: %v\n", err)
@@ -82,6 +84,12 @@ func Main(model any, g *Globals, description, version string, args []string, std
 				errOut = ErrorSink(resolve(format), stderr, errorAttrs(pe.Context, perr)...)
 			}
 			msg := perr.Error()
+			if strings.HasPrefix(msg, "unknown flag ") || strings.HasPrefix(msg, "unexpected argument ") {
+				if s := Suggest(parser.Model.Node, args); s != "" {
+					msg, _, _ = strings.Cut(msg, ", did you mean")
+					msg += "; did you mean: " + s
+				}
+			}
 			if verb := verbPath(kctx); verb != "" && !strings.HasPrefix(msg, verb+":") {
 				msg = verb + ": " + msg // kong's own errors do not say which verb
 			}

@@ -16,6 +16,8 @@ type verbLine struct {
 	keyName  string   // "KEY", "NAME", "ID"
 	dashDash int      // how many "--" were given
 	afterDD  []string // the words after the first "--"
+	root     *kong.Node
+	args     []string // the whole command line, for Suggest
 }
 
 // BeforeApply is a kong hook of every run verb: it keeps the verb's name,
@@ -23,6 +25,7 @@ type verbLine struct {
 func (f *RunFlags) BeforeApply(kctx *kong.Context) error {
 	n := kctx.Selected()
 	f.line.verb = verbPath(kctx)
+	f.line.root, f.line.args = kctx.Model.Node, kctx.Args
 	if n != nil {
 		for _, p := range n.Positional {
 			if p.Name != "command" {

@@ -7,25 +7,14 @@ import (
 )
 
 // Streams returns the standard output and error an invocation with args
-// writes to. A reader that has gone (`… | head`, a dead log shipper) must
-// not end leasewrap where something would be lost by that: a supervisor
-// whose log write fails must go on supervising (or the child runs on
-// unsupervised and its result is never published), and an admin verb
-// must say it could not answer (exit 2).
-//
-// So every invocation but help and the version writes through
-// close-on-exec duplicates of fds 1 and 2. The Go runtime raises SIGPIPE
-// only for writes to fds 1 and 2 themselves; a write to a duplicate fails
-// with EPIPE, which logging drops and the admin contract turns into exit
-// 2. SIGPIPE itself is neither caught nor ignored, so a command leasewrap
-// starts gets its default disposition, and no signal-mask thread is
-// started for it (catching it cost 0.2 ms of a 4 ms admin verb,
-// bench/LOG.md).
-//
-// Help and the version (Args.PrintsOnly) only print and get os.Stdout
-// and os.Stderr themselves: like any filter they die of SIGPIPE when
-// their reader has gone. A descriptor that cannot be duplicated (closed)
-// is returned as it is.
+// writes to: close-on-exec duplicates of fds 1 and 2, where a write to a
+// reader that has gone fails with EPIPE instead of raising SIGPIPE (the Go
+// runtime raises it only for fds 1 and 2 themselves). So a supervisor whose
+// log write fails goes on supervising, and an admin verb that cannot answer
+// exits 2. SIGPIPE is neither caught nor ignored, so the command keeps its
+// default disposition. Help and the version only print and get fds 1 and 2
+// themselves: like any filter they die of SIGPIPE when their reader has
+// gone.
 func Streams(args []string) (stdout, stderr *os.File) {
 	if ScanArgs(args).PrintsOnly() {
 		return os.Stdout, os.Stderr

@@ -7,16 +7,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/leasewrap/leasewrap/cli"
 )
 
 // flockHabits are flock(1)'s own flags on flock run, with flock(1)'s
 // meaning, so that `flock -n -E 0 PATH` habits carry over: each is mapped
-// onto the run flags (apply). The help strings are short: kong parses
-// every tag of the one-verb model on each start, help included. flock(1)'s
-// flags whose meaning leasewrap cannot keep are not kong flags at all
-// (each would cost every start its share of that parse): flockRefusals
-// finds them first.
+// onto the run flags (apply). flock(1)'s flags whose meaning leasewrap
+// cannot keep are not kong flags: flockRefusals refuses them first, with
+// what to write instead.
 type flockHabits struct {
 	Exclusive bool   `short:"x" help:"flock(1)'s -x: exclusive, the default."`
 	NonBlock  bool   `short:"n" name:"nonblock" help:"flock(1)'s -n: try once, the default."`
@@ -26,20 +26,41 @@ type flockHabits struct {
 
 // flockRefusals refuses, before anything parses the command line,
 // flock(1)'s flags whose meaning flock run cannot keep, saying what to
-// write instead (the table of kinds calls it for every flock verb).
+// write instead (the table of kinds calls it for every flock verb). Only
+// flock run's own words are looked at: a -c after the command's first word
+// is the command's (`leasewrap flock run PATH sh -c CMD`), as in flock(1).
 func flockRefusals(verb string, args []string) error {
+	var path string
+	commandAt := -1
 	for i, a := range args {
 		if a == "--" {
 			break
 		}
 		name, value, _ := strings.Cut(a, "=")
+		switch name {
+		case "-c", "--command", "-o", "--close", "-u", "--unlock", "-F", "--no-fork", "--verbose":
+		default:
+			continue
+		}
+		if commandAt < 0 { // the model is built on this rare path only
+			keys, at := flockRunLayout(args)
+			if commandAt = at; len(keys) > 0 {
+				path = keys[0]
+			}
+		}
+		if i >= commandAt {
+			break
+		}
+		if path == "" {
+			path = "PATH"
+		}
 		var why string
 		switch name {
 		case "-c", "--command":
 			if value == "" && i+1 < len(args) {
 				value = args[i+1]
 			}
-			why = "flock(1)'s -c CMD: leasewrap runs the command after --: leasewrap flock run PATH -- sh -c " + strconv.Quote(value)
+			why = fmt.Sprintf("flock(1)'s -c CMD: leasewrap runs the command after --: leasewrap flock run %s -- sh -c %s", cli.ShellQuote(path), cli.ShellQuote(value))
 		case "-o", "--close":
 			why = "flock(1)'s -o (close the lock before running the command): leasewrap hands the lock to the command on purpose (LEASEWRAP_FD), so that it outlives a killed leasewrap; a command that must not pass it on closes it (exec 3>&-)"
 		case "-u", "--unlock":
@@ -48,12 +69,25 @@ func flockRefusals(verb string, args []string) error {
 			why = "flock(1)'s -F (exec without forking): leasewrap stays beside the command to forward signals and settle the lock; there is no such mode"
 		case "--verbose":
 			why = "flock(1)'s --verbose: use leasewrap --log-level debug flock run …"
-		default:
-			continue
 		}
-		return fmt.Errorf("flock %s: %w: %s", verb, cli.ErrUsage, why)
+		return fmt.Errorf("flock run: %w: %s", cli.ErrUsage, why)
 	}
 	return nil
+}
+
+// flockRunLayout is flock run's PATH and where its command starts in args
+// (cli.CommandAt over flock run's model).
+func flockRunLayout(args []string) ([]string, int) {
+	m, _ := flockVerbs["run"]()
+	p, err := kong.New(m, kong.Name("leasewrap"))
+	if err != nil {
+		return nil, len(args)
+	}
+	keys, at := cli.CommandAt(p.Model.Node, args, "-c", "--command")
+	if at < 0 {
+		return nil, len(args)
+	}
+	return keys, at
 }
 
 // apply checks the flock(1) flags and sets the run flags they stand for.

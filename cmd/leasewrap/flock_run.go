@@ -2,9 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strconv"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/lease"
@@ -73,6 +79,9 @@ func (c *flockRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 			return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 		}
 		defer l.Close()
+		if err := lockFileAccess(l.Key()); err != nil {
+			return err
+		}
 		ls = append(ls, l)
 	}
 	if len(ls) == 1 {
@@ -83,6 +92,21 @@ func (c *flockRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 		return err
 	}
 	return c.Supervise(ctx, c.Config(l, logger))
+}
+
+// lockFileAccess refuses, before anything is acquired, a lock file this
+// user may neither open nor create, as the *fs.PathError that cli.ExitCode
+// explains (the directory, its owner, what to do); the lease's own open
+// would report a bare "permission denied". Exit 70, as any I/O error.
+func lockFileAccess(path string) error {
+	op, target, mode := "open lock file", path, uint32(unix.R_OK)
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		op, target, mode = "create lock file", filepath.Dir(path), unix.W_OK|unix.X_OK
+	}
+	if err := unix.Access(target, mode); errors.Is(err, unix.EACCES) {
+		return &fs.PathError{Op: op, Path: path, Err: err}
+	}
+	return nil
 }
 
 // flockSlotPath is slot i's lock file: PATH itself for slot 0 (so that

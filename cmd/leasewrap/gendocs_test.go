@@ -30,7 +30,7 @@ func TestSiblingStubsMatchTheSiblings(t *testing.T) {
 		if k.sibling == nil {
 			continue
 		}
-		p, err := kong.New(&kindTree{}, k.command(), kong.Name("leasewrap"), kong.Writers(io.Discard, io.Discard))
+		p, err := kong.New(&tree{}, k.command(), kong.Name("leasewrap"), kong.Writers(io.Discard, io.Discard))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,7 +18,7 @@ func TestHelpListsEveryVerb(t *testing.T) {
 	}
 	n := 0
 	for _, k := range kinds {
-		p, err := kong.New(&kindTree{}, k.command(), kong.Name("leasewrap"), kong.Vars{"version": version}, kong.Writers(io.Discard, io.Discard))
+		p, err := kong.New(&tree{}, k.command(), kong.Name("leasewrap"), kong.Vars{"version": version}, kong.Writers(io.Discard, io.Discard))
 		if err != nil {
 			t.Fatal(err)
 		}

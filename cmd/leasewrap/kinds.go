@@ -24,7 +24,7 @@ type kind struct {
 	// leasewrap serves it.
 	sibling *sibling
 	// verbs are the one-verb models of leasewrap's own verbs, by verb
-	// (model.go); a verb missing here is parsed with its kind's tree.
+	// (model.go); a verb missing here is parsed with the whole tree.
 	verbs map[string]func() (any, *cli.Globals)
 	// refuse, when set, sees the arguments of a command line of this kind
 	// (and its verb) before anything parses them: for foreign flags that
@@ -46,7 +46,7 @@ var (
 )
 
 // kinds is the one table of leasewrap's kinds, in the order --help lists
-// them. The whole tree and each kind's tree (model.go), the dispatch to
+// them. The command trees (model.go), the dispatch to
 // sibling executables (dispatch.go), --help's command list and the man
 // pages and completions (internal/kongdoc, gendocs_test.go) all come from
 // it: adding a kind is one row here.

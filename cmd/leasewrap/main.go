@@ -83,9 +83,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	}
 	c, g, opts := model(args)
 	if _, ok := c.(helpless); ok {
-		// kong interpolates the description and every help string (a
-		// regexp pass over every byte) whether or not help is shown, and
-		// these models never show it: help takes the tree.
+		// These models never print help (model.go): no description either.
 		return cli.Main(c, g, "", cli.VersionLine("leasewrap", version, args), args, stdout, stderr, append(opts, kong.PostBuild(withoutHelp))...)
 	}
 	return cli.Main(c, g, description, cli.VersionLine("leasewrap", version, args), args, stdout, stderr, opts...)

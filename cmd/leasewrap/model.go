@@ -6,29 +6,10 @@ import (
 	"github.com/leasewrap/leasewrap/cli"
 )
 
-// Building kong's model (reflection over struct tags, help interpolation)
-// is most of leasewrap's own start-up, and it is on the path of every cron
-// job. So the model is only as big as the command line needs:
-//
-//   - KIND VERB …   a tree holding only that verb (its flags, arguments,
-//     help, validation and errors are the verb's own, so nothing changes);
-//   - KIND …        that kind's verbs (for `claim --help`, a mistyped verb);
-//   - --version     the global flags only;
-//   - anything else the whole tree (help, errors naming every kind).
-//
-// With -h/--help anywhere, the verb-only and version-only models are not
-// used, so help shows the same siblings and commands it always did.
-
-// tree is the root of the whole command tree and of each kind's tree: the
-// global flags. The kinds come from the table of kinds (kinds.go), added
-// as kong options (treeCommands, kind.command).
+// tree is the root of the whole command tree: the global flags. The kinds
+// come from the table of kinds (kinds.go), added as kong options
+// (treeCommands, kind.command).
 type tree struct {
-	cli.Globals `embed:""`
-}
-
-// kindTree is the root of one kind's tree (for `claim --help`, a mistyped
-// verb): the global flags and that kind alone.
-type kindTree struct {
 	cli.Globals `embed:""`
 }
 
@@ -47,12 +28,9 @@ func (*versionCLI) helpless() {}
 func (*oneVerb[T]) helpless() {}
 
 // withoutHelp empties the help of every command, flag and argument of a
-// helpless model. It runs as a kong.PostBuild option, which kong applies
-// before it interpolates the help strings with its regexp: a third of
-// kong.New's time, for text these models never print. Nothing else reads
-// the help: kong's errors name commands, flags and arguments by name,
-// placeholder, default and enum, which stay
-// (TestHelplessModelsRefuseLikeTheTree).
+// helpless model, as a kong.PostBuild option: kong applies it before it
+// interpolates the help strings, which these models never print. kong's
+// errors name flags by name, placeholder, default and enum, which stay.
 func withoutHelp(k *kong.Kong) error {
 	return kong.Visit(k.Model.Node, func(n kong.Visitable, next kong.Next) error {
 		switch n := n.(type) {
@@ -65,37 +43,37 @@ func withoutHelp(k *kong.Kong) error {
 	})
 }
 
-// model returns the smallest command tree that parses args, the global
-// flags inside it (filled in by the parse) and the kong options that add
-// its commands.
+// model returns the command tree that parses args, the global flags inside
+// it (filled in by the parse) and the kong options that add its commands.
+// Building kong's model is most of leasewrap's own start-up, on every cron
+// run (bench/LOG.md has the figures), so a command line that runs a verb
+// or asks for --version gets a tree that holds only that:
+//
+//   - KIND VERB …   that verb alone, its help strings dropped (withoutHelp);
+//   - --version     the global flags only;
+//   - anything else, and any -h/--help, the whole tree.
+//
+// A verb's flags, arguments, validation and errors are the same in every
+// model (TestHelplessModelsRefuseLikeTheTree).
 func model(args []string) (any, *cli.Globals, []kong.Option) {
 	a := cli.ScanArgs(args)
-	words, help, version := a.Words, a.Help, a.Version
-	if len(words) == 0 {
-		if version && !help {
-			c := &versionCLI{}
-			return c, &c.Globals, nil
-		}
-		c := &tree{}
-		return c, &c.Globals, treeCommands()
+	if !a.Help && len(a.Words) == 0 && a.Version {
+		c := &versionCLI{}
+		return c, &c.Globals, nil
 	}
-	if k := kindNamed(words[0]); k != nil {
-		if !help && len(words) > 1 {
-			if mk, ok := k.verbs[words[1]]; ok {
-				c, g := mk()
-				return c, g, nil
-			}
+	if k := kindNamed(a.Kind()); k != nil && !a.Help && len(a.Words) > 1 {
+		if mk, ok := k.verbs[a.Words[1]]; ok {
+			c, g := mk()
+			return c, g, nil
 		}
-		c := &kindTree{}
-		return c, &c.Globals, []kong.Option{k.command()}
 	}
 	c := &tree{}
 	return c, &c.Globals, treeCommands()
 }
 
 // oneVerb is the tree of a single verb: T is struct{ Kind struct{ Verb
-// verbCmd `cmd:""` } `cmd:""` }. (Static types: building them with
-// reflect.StructOf costs more than it saves.)
+// verbCmd `cmd:""` } `cmd:""` }, a static type (reflect.StructOf would
+// cost more than it saves).
 type oneVerb[T any] struct {
 	cli.Globals `embed:""`
 	Tree        T `embed:""`
@@ -107,7 +85,7 @@ func verb[T any]() (any, *cli.Globals) {
 }
 
 // The one-verb trees of each kind, by verb (the table of kinds points to
-// them). A verb missing here (a new one) is parsed with its kind's tree:
+// them). A verb missing here (a new one) is parsed with the whole tree:
 // correct, only slower.
 var (
 	claimVerbs = map[string]func() (any, *cli.Globals){

@@ -114,8 +114,7 @@ func writeOwnersTable(w io.Writer, sid session.ID, root string, rows []sessionOw
 	}
 	// One line per record, every value through cell(): a name with a tab,
 	// a newline or wide characters, or an error message, never breaks the
-	// columns (an error used to be a line of its own, which restarted
-	// tabwriter's alignment below it).
+	// columns.
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOKEN\tPID\tLIVENESS\tSCHEMA\tEPOCH\tINSTANCE\tACQUIRED\tPATH\tPROBLEM")
 	for _, r := range rows {
