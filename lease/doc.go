@@ -15,7 +15,7 @@
 // (Notifier) or a queue of its own (Queuer), a descriptor the child
 // inherits (FileHolder), the reason a pushed loss happened (LossCause),
 // and when the lease was last extended (Confirmed). The file-system
-// wake-up source the local kinds share is package lease/fswatch.
+// wake-up source the local kinds share is package internal/fswatch.
 //
 // Whether the job must die with leasewrap is not a capability a kind
 // declares: it follows from the lease (DiesWithLeasewrap). A lease that
