@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -12,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leasewrap/leasewrap/internal/randbytes"
 	"github.com/leasewrap/leasewrap/lease"
 	"github.com/leasewrap/leasewrap/supervisor"
 )
@@ -193,14 +193,13 @@ func Outcome(res supervisor.Result, conflictCode int, logger *slog.Logger) error
 
 // DefaultHolder is unique to this invocation (host, pid, random), so two
 // wrappers never re-acquire each other's lease as "the same holder".
-func DefaultHolder() string { return defaultHolder(randbytes.Read) }
+func DefaultHolder() string { return defaultHolder(rand.Read) }
 
-// defaultHolder is DefaultHolder with its random source. Should the kernel
-// give no random bytes (crypto/rand, used here before, crashed the
-// process then), the suffix is the wall clock's nanoseconds instead: it
-// still tells this invocation from an earlier one with the same host and
-// pid, which is all the suffix is for (a holder is not a secret).
-func defaultHolder(read func([]byte) error) string {
+// defaultHolder is DefaultHolder with its random source. Should that fail,
+// the suffix is the wall clock's nanoseconds instead: it still tells this
+// invocation from an earlier one with the same host and pid, which is all
+// the suffix is for (a holder is not a secret).
+func defaultHolder(read func([]byte) (int, error)) string {
 	host, err := os.Hostname()
 	if err != nil || host == "" {
 		host = "unknown-host"
@@ -210,11 +209,11 @@ func defaultHolder(read func([]byte) error) string {
 
 // UniqueSuffix is the random part of a default holder identity, 8 hex
 // digits (the kube kind's identity ends with it too).
-func UniqueSuffix() string { return uniqueSuffix(randbytes.Read) }
+func UniqueSuffix() string { return uniqueSuffix(rand.Read) }
 
-func uniqueSuffix(read func([]byte) error) string {
+func uniqueSuffix(read func([]byte) (int, error)) string {
 	var b [4]byte
-	if err := read(b[:]); err != nil {
+	if _, err := read(b[:]); err != nil {
 		binary.BigEndian.PutUint32(b[:], uint32(time.Now().UnixNano()))
 	}
 	return hex.EncodeToString(b[:])

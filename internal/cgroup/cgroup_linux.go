@@ -3,6 +3,7 @@ package cgroup
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -12,8 +13,6 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/leasewrap/leasewrap/internal/randbytes"
 )
 
 // ErrUnavailable is wrapped by every reason Parent gives for not offering a
@@ -248,7 +247,7 @@ func delegated(dir string) bool {
 // newName returns a fresh job cgroup name for this process.
 func newName() (string, error) {
 	var b [6]byte
-	if err := randbytes.Read(b[:]); err != nil {
+	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("%s%d-%s", Prefix, os.Getpid(), hex.EncodeToString(b[:])), nil

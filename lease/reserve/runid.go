@@ -1,11 +1,10 @@
 package reserve
 
 import (
+	"crypto/rand"
 	"fmt"
 	"io"
 	"time"
-
-	"github.com/leasewrap/leasewrap/internal/randbytes"
 )
 
 // maxRunIDLen bounds a run id: it becomes a file name (plus ".lease").
@@ -15,7 +14,7 @@ const maxRunIDLen = 128
 // lowercase Crockford base32 (48 bits of Unix milliseconds, 80 random
 // bits).
 func NewRunID(now time.Time) (string, error) {
-	return newRunID(now, randbytes.Reader)
+	return newRunID(now, rand.Reader)
 }
 
 // newRunID is NewRunID with its entropy source. A ULID is written here
