@@ -25,8 +25,7 @@ func Beside(name string) string {
 // FindExecutable returns the executable name beside this one, else in
 // PATH. Missing, the error matches exec.ErrNotFound (exit 127) and says
 // what needs it (what) and how to install it (install, called only then:
-// a hint that reads the build information costs every invocation that
-// finds its executable about 25 µs).
+// the hint reads the build information).
 func FindExecutable(name, what string, install func() string) (string, error) {
 	if p := Beside(name); p != "" {
 		return p, nil

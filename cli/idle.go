@@ -9,9 +9,7 @@ import (
 // etcd and kube kinds) keep less resident: once the command runs and the
 // process settles into renewing, the free heap is returned and the
 // start-up's mappings of the executable are dropped (memtrim.Idle). It
-// chains cfg.OnEvent. The local kinds' short runs do not pay for it. (A
-// lower GOGC was measured too and changed nothing: the heap is not where
-// an idle sidecar's memory is.)
+// chains cfg.OnEvent. The local kinds' short runs do not pay for it.
 func TrimWhenStarted(cfg *supervisor.Config) {
 	prev := cfg.OnEvent
 	cfg.OnEvent = func(ev supervisor.Event) {

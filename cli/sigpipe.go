@@ -19,8 +19,7 @@ import (
 // with EPIPE, which logging drops and the admin contract turns into exit
 // 2. SIGPIPE itself is neither caught nor ignored, so a command leasewrap
 // starts gets its default disposition, and no signal-mask thread is
-// started for it (catching it cost 0.2 ms of a 4 ms admin verb,
-// bench/LOG.md).
+// started for it.
 //
 // Help and the version (Args.PrintsOnly) only print and get os.Stdout
 // and os.Stderr themselves: like any filter they die of SIGPIPE when

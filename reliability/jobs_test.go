@@ -17,10 +17,8 @@ import (
 	"github.com/leasewrap/leasewrap/supervisor"
 )
 
-// Issue 17, "the job is everything it started": the two repros, across
-// the real binary and every local kind.
-
-// localKinds are the kinds a job test runs under.
+// localKinds are the kinds a job test runs under: "the job is everything
+// it started", across the real binary and every local kind.
 var localKinds = []kind{kindClaimPtrace, kindClaimGate, kindClaimTTL, kindReserve, kindSession, kindFlock}
 
 // escapeScript leaves a setsid'd, TERM-ignoring process behind, writes

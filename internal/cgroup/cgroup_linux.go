@@ -39,8 +39,8 @@ type Place struct {
 // Locate finds this process's cgroup (the "0::" line of
 // /proc/self/cgroup) and the cgroup v2 mount it is under. The mount is
 // looked for first at its two usual places, /sys/fs/cgroup (unified) and
-// /sys/fs/cgroup/unified (hybrid), with a statfs(2) each: reading
-// /proc/self/mountinfo costs about 0.1 ms a run on a VM. A usual place is
+// /sys/fs/cgroup/unified (hybrid), with a statfs(2) each, cheaper than
+// reading /proc/self/mountinfo. A usual place is
 // taken when it shows our cgroup for certain (knownDir); otherwise, or
 // where the hierarchy is mounted elsewhere, mountinfo decides.
 func Locate() (Place, error) {

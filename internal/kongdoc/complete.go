@@ -5,8 +5,16 @@ import (
 	"strings"
 )
 
-// A completion script is the same small algorithm in each shell's own
-// language, over tables generated from the description:
+// entry is what the scripts know of one command path ("" is the program).
+type entry struct {
+	path  string
+	cmds  []*Node
+	flags []Flag // its own and its parents'
+}
+
+// table lists every command path of root, the program first. Each
+// completion script (Bash, Zsh, Fish) is the same small algorithm in its
+// shell's language over these tables:
 //
 //   - read the words before the cursor: a word that names a sub-command
 //     of the current command descends into it; a flag that takes a value
@@ -17,15 +25,6 @@ import (
 //     file names; for a word starting with "-", the flags valid there
 //     (the command's own and its parents', as kong accepts them); else
 //     the sub-commands, or file names for an argument.
-
-// entry is what the scripts know of one command path ("" is the program).
-type entry struct {
-	path  string
-	cmds  []*Node
-	flags []Flag // its own and its parents'
-}
-
-// table lists every command path of root, the program first.
 func table(root *Node) []entry {
 	var out []entry
 	var walk func(path string, n *Node, inherited []Flag)

@@ -14,14 +14,10 @@
 //
 // A waiter blocks in flock(2) on that same open file description, as
 // flock(1) -w does (Locker.Notify): the kernel grants it the lock the
-// moment the holder closes its descriptor or unlocks it with LOCK_UN
-// (flock -u), which no file event shows. The description is known
-// before any attempt (Locker.HandoverFile, lease.Foreknown), so a
-// waiting supervisor starts the command stopped with it while the lock
-// is held, and the grant is the command's lock at once. A waiter that gives up abandons
-// the blocked call (Go restarts it after a signal, so it cannot be
-// cancelled); a grant that comes after that is released at once by the
-// call's own close of its duplicate descriptor.
+// moment the holder closes or unlocks it (flock -u), which no file event
+// shows. A waiter that gives up abandons the blocked call; a grant that
+// comes after that is released at once by the call's own close of its
+// duplicate descriptor.
 //
 // Unlike flock(1), the last component of the path is never followed when
 // it is a symbolic link, a FIFO there never blocks the open, and only a
@@ -35,12 +31,10 @@
 //   - Exclusion holds between processes that see the same file on the
 //     same kernel. Containers share it only through a shared mount of the
 //     lock file's directory; other hosts never share it.
-//   - Network file systems: on NFS, Linux emulates flock(2) with a POSIX
-//     byte-range lock of the whole file (since 2.6.12), which then also
-//     conflicts with fcntl locks and depends on the server's lock manager;
-//     on SMB/CIFS and FUSE it depends on the server. Use a local file
-//     system, or the claim kind with its TTL, or the etcd kinds across
-//     hosts.
+//   - Network file systems: on NFS, Linux emulates flock(2) with a
+//     byte-range lock that depends on the server's lock manager; on
+//     SMB/CIFS and FUSE it depends on the server. Use a local file system,
+//     or the claim kind with its TTL, or the etcd kinds across hosts.
 //   - Removing or replacing the lock file while it is held splits the
 //     lock: the holder keeps its lock on the old, unlinked file while the
 //     next process creates and locks a new one (as with flock(1)). Never

@@ -17,10 +17,7 @@ func NewRunID(now time.Time) (string, error) {
 	return newRunID(now, rand.Reader)
 }
 
-// newRunID is NewRunID with its entropy source. A ULID is written here
-// rather than with github.com/oklog/ulid, whose package initialization
-// (a seeded math/rand source) and imports (database/sql/driver) every
-// leasewrap start paid for these dozen lines.
+// newRunID is NewRunID with its entropy source.
 func newRunID(now time.Time, entropy io.Reader) (string, error) {
 	ms := now.UnixMilli()
 	if ms < 0 || ms >= 1<<48 {
