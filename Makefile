@@ -77,6 +77,13 @@ bench:
 	bash etcd/scripts/install-etcd.sh
 	$(MAKE) bench-etcd
 
+# bench/ is a module of its own (bench/go.mod): make test vets and tests it
+# beside the root module, whose ./... no longer reaches it.
+.PHONY: test-bench
+test: test-bench
+test-bench:
+	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./...
+
 clean:
 	rm -rf bin build
 

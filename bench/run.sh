@@ -32,6 +32,7 @@ fi
 GO=${GO:-go}
 out=${BENCH_OUT:-bench/out}
 mkdir -p "$out"
+out=$(cd "$out" && pwd) # absolute: the bench module's builds run in bench/ (go -C bench)
 bin="$out/leasewrap"
 # The same build as `make build` (static: CGO_ENABLED=0), copied into
 # place like make build does: every measured binary is in the page cache
@@ -43,16 +44,21 @@ gobuild() { # OUT ARGS...
   $GO build -o "$o.link" "$@" && cp "$o.link" "$o" && rm -f "$o.link"
 }
 gobuild "$bin" -trimpath -ldflags '-s -w' ./cmd/leasewrap
-$GO build -o "$out/lwbench" ./bench/lwbench
+# The benchmark programs are the bench module's (bench/go.mod).
+benchbuild() { # OUT ARGS...
+  local o=$1; shift
+  $GO -C bench build -o "$o.link" "$@" && cp "$o.link" "$o" && rm -f "$o.link"
+}
+$GO -C bench build -o "$out/lwbench" ./lwbench
 # Start-up baselines, static like leasewrap: an empty program, one that
 # only parses a two-verb kong model, one that only runs a child.
-gobuild "$out/empty" -trimpath -ldflags '-s -w' ./bench/startup/empty
-gobuild "$out/kong2" -trimpath -ldflags '-s -w' ./bench/startup/kong2
-gobuild "$out/gorun" -trimpath -ldflags '-s -w' ./bench/startup/gorun
+benchbuild "$out/empty" -trimpath -ldflags '-s -w' ./startup/empty
+benchbuild "$out/kong2" -trimpath -ldflags '-s -w' ./startup/kong2
+benchbuild "$out/gorun" -trimpath -ldflags '-s -w' ./startup/gorun
 # Each kind's floor: its protocol work through leasewrap's lease package in
 # the smallest Go program that forwards signals (bench/startup/floor).
 for k in flock claim session reserve; do
-  gobuild "$out/floor$k" -trimpath -ldflags '-s -w' ./bench/startup/floor$k
+  benchbuild "$out/floor$k" -trimpath -ldflags '-s -w' ./startup/floor$k
 done
 
 # The seeds' drivers, release builds (the harnesses' own sources and offline
@@ -104,7 +110,7 @@ report="$out/report.md"
     echo
     echo '```'
     phase=5s; [ -n "${BENCH_QUICK:-}" ] && phase=2s
-    $GO run ./bench/healthload -leasewrap "$bin" -phase "$phase" 2>&1 || true
+    $GO -C bench run ./healthload -leasewrap "$bin" -phase "$phase" 2>&1 || true
     echo '```'
     echo
   fi

@@ -22,7 +22,7 @@ func TestDefaultHolder(t *testing.T) {
 	if a == b {
 		t.Errorf("two holders of one process are equal: %q", a)
 	}
-	failing := func([]byte) error { return errors.New("no entropy") }
+	failing := func([]byte) (int, error) { return 0, errors.New("no entropy") }
 	c := defaultHolder(failing)
 	if !shape.MatchString(c) {
 		t.Errorf("without random bytes: want the same shape, have %q", c)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -12,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leasewrap/leasewrap/internal/randbytes"
 	"github.com/leasewrap/leasewrap/lease"
 	"github.com/leasewrap/leasewrap/supervisor"
 )
@@ -32,7 +32,7 @@ type RunFlags struct {
 	Splay            time.Duration `help:"Before the first attempt to acquire, wait a delay in [0, D) fixed per host and key (a hash, steady from run to run), so a fleet firing the same minute does not reach the lease's backend at once; not part of --wait; a signal meanwhile exits 128+N." default:"0s" placeholder:"D"`
 	OnStart          string        `help:"Run CMD by /bin/sh -c once the lease is held, before the command starts (the lease is kept meanwhile), with the command's LEASEWRAP_* environment and LEASEWRAP_OUTCOME=started. A ping: --on-start 'curl -fsS -m 10 --retry 3 URL/start'." placeholder:"CMD"`
 	OnExit           string        `help:"Run CMD by /bin/sh -c once the job is over and its lease settled, with LEASEWRAP_OUTCOME (ran, lost, timeout, error), LEASEWRAP_EXIT_CODE (leasewrap's exit status) and LEASEWRAP_DURATION_SECONDS. Neither hook runs when the lease was never held. A ping: --on-exit 'curl -fsS -m 10 --retry 3 URL/$LEASEWRAP_EXIT_CODE'." placeholder:"CMD"`
-	HookTimeout      time.Duration `help:"Kill a hook still running after this long, with all it started (0: no limit); its failure is logged and changes nothing else. The default leaves room for curl -m 10 --retry 3 (47s)." default:"1m"`
+	HookTimeout      time.Duration `help:"Kill a hook (its process group) still running after this long; its failure is logged and changes nothing else. The default leaves room for curl -m 10 --retry 3 (47s)." default:"1m"`
 	Slots            Slots         `help:"At most N holders at once: N leases of the kind, slot 0 the one named, slot i the same name with .i (flock) or -i (lock, kube); the command learns its slot as LEASEWRAP_SLOT. claim, reserve, session and once hold one per key and refuse any other N." default:"1" placeholder:"N"`
 	ObserveFlags     `embed:""`
 
@@ -57,7 +57,8 @@ const MaxDefaultKillGrace = 10 * time.Second
 // fence's margin (max(1 s, TTL/20)), the fence then falls a third of the
 // TTL less the margin after the renewal that is due: room for retries
 // wherever the TTL is over 3 s, so every TTL a kind takes works with the
-// defaults from 4 s on.
+// defaults from 4 s on. The 10 s and the kube kind's 5 s (15 s leases)
+// stay what they were.
 func DefaultKillGrace(ttl time.Duration) time.Duration {
 	if ttl <= 0 {
 		return MaxDefaultKillGrace
@@ -78,9 +79,6 @@ func (f *RunFlags) Check(ttl time.Duration) error {
 	} else if len(f.Command) > 0 && strings.HasPrefix(f.Command[0], "-") {
 		// kong hands an unknown flag after the key to the command; a
 		// command starting with "-" must come after an explicit --.
-		if s := Suggest(f.line.root, f.line.args); s != "" {
-			return fmt.Errorf("%w: unknown flag %s (the command goes after --); did you mean: %s", ErrUsage, f.Command[0], s)
-		}
 		return fmt.Errorf("%w: unknown flag %s (the command goes after --)", ErrUsage, f.Command[0])
 	}
 	if len(f.Command) == 0 {
@@ -195,14 +193,13 @@ func Outcome(res supervisor.Result, conflictCode int, logger *slog.Logger) error
 
 // DefaultHolder is unique to this invocation (host, pid, random), so two
 // wrappers never re-acquire each other's lease as "the same holder".
-func DefaultHolder() string { return defaultHolder(randbytes.Read) }
+func DefaultHolder() string { return defaultHolder(rand.Read) }
 
-// defaultHolder is DefaultHolder with its random source. Should the kernel
-// give no random bytes, the suffix is the wall clock's nanoseconds
-// instead: it still tells this invocation from an earlier one with the
-// same host and pid, which is all the suffix is for (a holder is not a
-// secret).
-func defaultHolder(read func([]byte) error) string {
+// defaultHolder is DefaultHolder with its random source. Should that fail,
+// the suffix is the wall clock's nanoseconds instead: it still tells this
+// invocation from an earlier one with the same host and pid, which is all
+// the suffix is for (a holder is not a secret).
+func defaultHolder(read func([]byte) (int, error)) string {
 	host, err := os.Hostname()
 	if err != nil || host == "" {
 		host = "unknown-host"
@@ -212,11 +209,11 @@ func defaultHolder(read func([]byte) error) string {
 
 // UniqueSuffix is the random part of a default holder identity, 8 hex
 // digits (the kube kind's identity ends with it too).
-func UniqueSuffix() string { return uniqueSuffix(randbytes.Read) }
+func UniqueSuffix() string { return uniqueSuffix(rand.Read) }
 
-func uniqueSuffix(read func([]byte) error) string {
+func uniqueSuffix(read func([]byte) (int, error)) string {
 	var b [4]byte
-	if err := read(b[:]); err != nil {
+	if _, err := read(b[:]); err != nil {
 		binary.BigEndian.PutUint32(b[:], uint32(time.Now().UnixNano()))
 	}
 	return hex.EncodeToString(b[:])

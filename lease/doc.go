@@ -1,7 +1,7 @@
 // Package lease defines the backend-neutral contract between the supervisor
-// and the lease kinds leasewrap speaks (claim, reservation, session, and
-// the etcd kinds in their own module), plus the sentinel errors and the
-// held/replay error types they share.
+// and the lease kinds leasewrap speaks (claim, reservation, session, flock,
+// and the etcd and kube kinds), plus the sentinel errors and the held/replay
+// error types they share.
 //
 // The core is what every backend can honestly do: a Locker that tries once
 // to Acquire, and a Lease that names its holder, adds to the child's
@@ -14,17 +14,12 @@
 // grant: Granter) or a queue of its own (Queuer), a descriptor the child
 // inherits (FileHolder), the reason a pushed loss happened (LossCause),
 // and when the lease was last extended (Confirmed). The file-system
-// wake-up source the local kinds share is package lease/fswatch.
+// wake-up source the local kinds share is package internal/fswatch.
 //
-// Whether the job must die with leasewrap is not a capability a kind
-// declares: it follows from the lease (DiesWithLeasewrap). A lease that
-// only leasewrap's renewals keep alive (a TTL, no inherited descriptor, no
-// recorded child pid) gets that guard; a lease the child keeps live by
-// itself must not, whether or not its kind pushes loss. Pushed loss (Done)
-// is not the signal for it: a local kind may learn of a removed record by
-// a watch and still be one the child's descriptor keeps live.
-//
-// The kinds and what they do:
+// Whether the job must die with leasewrap follows from the lease, not from
+// a declared capability (DiesWithLeasewrap): a lease only leasewrap's
+// renewals keep alive (a TTL, no inherited descriptor, no recorded child
+// pid) gets that guard; a lease the child keeps live by itself must not.
 //
 //	kind         Locker extras                  TTL    Done (push)        FileHolder  dies with leasewrap
 //	claim        Anchor (Identity), Notifier    yes/0  nil                no          no (child's pid)
@@ -36,29 +31,12 @@
 //	once (etcd)  Identity, Queuer               yes    session expiry,    no          yes
 //	                                                   record deleted
 //	kube         Identity, Queuer               yes    watch: deleted,    no          yes
-//	                                                   overwritten;
-//	                                                   LossCause says how
+//	                                                   overwritten (LossCause)
 //
-// The etcd leases (lock, once) are also Confirmed and LossCause: they
-// record the start of the keep-alive that last extended them, the ones
-// sent while queued included, so a waiter granted the lock starts its job
-// without one more renewal when that confirmation leaves the fence rules
-// their margin.
-//
-// (reservation: the holder is the run id, known only once the key is
-// reserved or reclaimed, hence no Identity; session maintenance, a second
-// Locker of lease/session, has Identity and Notifier too. flock: a plain
-// flock(2) on a path, the descriptor inherited; kube: a Kubernetes Lease
-// object, renewed, its loss seen by a watch, in module kube.)
-//
-// A session's migration (`session run --migrate`) is not a capability of
-// the contract either: the supervisor runs a generic pre-step whose lease
-// is handed over to the command by a function the session verb supplies
-// (supervisor.Step.Handover).
-//
-// Each local kind lives in its own sub-package: lease/claim, lease/reserve
-// and lease/session are wire-exact peers of existing on-disk protocols;
-// lease/flock takes the lock flock(1) takes.
+// The etcd leases are also Confirmed and LossCause. A reservation's holder
+// is its run id, known only once reserved, hence no Identity. A session's
+// migration (--migrate) is a generic pre-step of the supervisor, its lease
+// handed over by a function the session verb supplies (supervisor.Step).
 //
 // What is NOT guaranteed: every local kind relies on advisory locks
 // (flock(2), link(2)/rename(2) atomicity) and on liveness rules that hold on

@@ -81,6 +81,10 @@ func (e *HeldError) HolderAttrs() []any {
 	return attrs
 }
 
+// HolderProcess returns the other holder's pid and host, as far as known:
+// a wake-up source watches a local holder's exit (internal/fswatch.Holder).
+func (e *HeldError) HolderProcess() (pid int, host string) { return e.PID, e.Host }
+
 // Is makes errors.Is(err, ErrHeld) true for a *HeldError.
 func (e *HeldError) Is(target error) bool { return target == ErrHeld }
 

@@ -4,7 +4,12 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/fswatch"
 )
+
+// The local kinds' wake-up source watches the holder a HeldError names.
+var _ fswatch.Holder = (*HeldError)(nil)
 
 // HolderAttrs names only what is known, in a fixed order, and never the
 // identity (callers log that under their own key).

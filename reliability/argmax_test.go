@@ -10,12 +10,9 @@ import (
 // exec would fail with E2BIG, here because leasewrap adds the lease key or
 // holder to its environment (LEASEWRAP_KEY, LEASEWRAP_HOLDER) and that one
 // string passes MAX_ARG_STRLEN (131072 bytes with its NUL), exits 126 (as
-// sh and env(1) give for E2BIG, docs/USAGE.md's code for a command that cannot
-// be executed) before anything is acquired, naming the variable. Before:
-// the lease was taken, the exec failed, exit 70. The same key or holder
-// with a command that fits is not blocked afterwards. (A total past the
-// stack limit's share is compared with a real execve in
-// supervisor.TestResolveRefusesWhatExecveRefusesWithE2BIG.)
+// sh and env(1) give for E2BIG, docs/USAGE.md's code for a command that
+// cannot be executed) before anything is acquired, naming the variable. The
+// same key or holder with a command that fits is not blocked afterwards.
 func TestArgvTooLongToExecIsFoundBeforeAcquiring(t *testing.T) {
 	long := strings.Repeat("x", 131_060) // fits leasewrap's argv; NAME=long does not
 	cases := []struct {

@@ -17,10 +17,8 @@ import (
 	"github.com/leasewrap/leasewrap/supervisor"
 )
 
-// Issue 17, "the job is everything it started": the two repros, across
-// the real binary and every local kind.
-
-// localKinds are the kinds a job test runs under.
+// localKinds are the kinds a job test runs under: "the job is everything
+// it started", across the real binary and every local kind.
 var localKinds = []kind{kindClaimPtrace, kindClaimGate, kindClaimTTL, kindReserve, kindSession, kindFlock}
 
 // escapeScript leaves a setsid'd, TERM-ignoring process behind, writes
@@ -79,9 +77,7 @@ func runToExit(t *testing.T, cmd *exec.Cmd) result {
 // the key exits 75 — and leasewrap waits for it; once it is gone the lease
 // is settled and leasewrap exits with the command's 0. With a short
 // --kill-grace, leasewrap kills it itself. A pid-only claim (--ttl 0) ends
-// with the command's pid, so its remainder is killed at once. Before: the
-// lease was settled at once, the escapee ran on, and the second wrapper
-// ran (or replayed).
+// with the command's pid, so its remainder is killed at once.
 func TestSetsidEscapeeKeepsTheLease(t *testing.T) {
 	strictJobs(t)
 	for _, k := range localKinds {
@@ -154,9 +150,7 @@ func TestSetsidEscapeeKeepsTheLease(t *testing.T) {
 // A nested leasewrap is part of its outer job, in both forms: the outer
 // claim is taken from it (another holder), the outer stops its job and
 // exits 76, and by then the inner wrapper's TERM-ignoring command is gone,
-// whatever kind the inner one runs. Before: the inner wrapper had put it
-// in a process group of its own; the outer's group kill never reached it,
-// and it ran on beside the next holder.
+// whatever kind the inner one runs.
 func TestNestedLeasewrapEndsWithTheOuterLease(t *testing.T) {
 	for _, form := range []string{"cgroup", "pgroup"} {
 		for _, inner := range []kind{kindClaimPtrace, kindReserve, kindSession, kindFlock} {

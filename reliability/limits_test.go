@@ -14,14 +14,11 @@ import (
 	"github.com/leasewrap/leasewrap/internal/testutil/limittest"
 )
 
-// Issue 23 item 3, "leasewrap outlives its job's resource limits": a job
-// that forks up to a pids limit, or runs out of memory, in a cgroup it
-// shares with leasewrap (systemd's TasksMax, a container's limits) ends;
+// inCgroup is a command that runs argv inside the cgroup at dir, one it
+// shares with leasewrap (systemd's TasksMax, a container's limits): a job
+// that forks up to a pids limit or runs out of memory there ends, and
 // leasewrap keeps renewing, stops the job on loss, settles and exits with
-// the job's code. Before: `fatal error: newosproc` (exit 2, the claim and
-// the job cgroup left, the job unsupervised), or leasewrap OOM-killed.
-
-// inCgroup is a command that runs argv inside the cgroup at dir.
+// the job's code.
 func (e *env) inCgroup(dir string, extraEnv []string, argv ...string) *exec.Cmd {
 	cmd := e.lwCmd(extraEnv, argv[1:]...)
 	cmd.Path = argv[0]
@@ -43,9 +40,8 @@ func (e *env) claimExpiry(key string) (int64, string) {
 // TestJobForkingToItsPidsLimit: leasewrap and a job that forks until the
 // cgroup's pids.max refuses, for 3 s, then exits 9. GOMAXPROCS=32 in the
 // environment stands for a host with many CPUs, where the Go runtime
-// starts threads lazily up to one per P: before, leasewrap crashed with
-// `newosproc` (exit 2) in most runs. Now it renews the claim while the
-// limit is reached (expires_at moves), settles and exits 9.
+// starts threads lazily up to one per P. leasewrap renews the claim while
+// the limit is reached (expires_at moves), settles and exits 9.
 func TestJobForkingToItsPidsLimit(t *testing.T) {
 	for _, k := range []struct {
 		name  string

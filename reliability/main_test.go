@@ -1,3 +1,11 @@
+// Package reliability is leasewrap's crash, race and bad-input battery, a
+// directory of tests only. They build leasewrap with the crash points of
+// internal/fault compiled in (-tags leasewrap_faults), drive every point for
+// every lease kind, storm one key with many wrappers, admin verbs, SIGKILL
+// and SIGSTOP, and feed the CLI hostile files, names and environments. After
+// every scenario they check the invariants with a fresh leasewrap and with an
+// independent reader of the files (not with lease/*). Scenarios, results and
+// commands: reliability/LOG.md (summary: docs/RELIABILITY.md).
 package reliability
 
 import (
@@ -16,6 +24,10 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	// The battery drives Linux-only processes: on another OS this import
+	// fails the build with one message saying so.
+	_ "github.com/leasewrap/leasewrap/internal/linuxonly"
 )
 
 // The test binary doubles as the wrapped command: with childEnv set it is a

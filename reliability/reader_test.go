@@ -1,9 +1,5 @@
 package reliability
 
-// An independent reader of the three kinds' files, written from
-// /work/shared/PROTOCOLS.md and the seeds, not from lease/*: the battery's
-// second opinion on what a crash left behind.
-
 import (
 	"encoding/binary"
 	"encoding/json"
@@ -19,7 +15,10 @@ import (
 	"github.com/leasewrap/leasewrap/internal/procstat"
 )
 
-// quoteKey is Python's urllib.parse.quote(key, safe="").
+// quoteKey is Python's urllib.parse.quote(key, safe=""). This file is an
+// independent reader of the three kinds' files, written from the protocol
+// descriptions and the seeds, not from lease/*: the battery's second
+// opinion on what a crash left behind.
 func quoteKey(key string) string {
 	var b strings.Builder
 	for i := 0; i < len(key); i++ {

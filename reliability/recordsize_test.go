@@ -17,10 +17,6 @@ import (
 // acquired; one its readers would refuse is usage (64), naming the field
 // and the limit, and nothing is written or run. Each case then runs the
 // key normally: nothing was left to block it.
-//
-// Before: `session run --build B --endpoint B` (90 000 \x01 bytes each,
-// six bytes apiece as JSON) wrote a 1.08 MB owner record its own 1 MiB
-// reader refuses: the job ran, and every later run of the session exited 65.
 func TestRecordsSizedBeforeTheJobRuns(t *testing.T) {
 	ctl := func(n int) string { return strings.Repeat("\x01", n) }
 	// DEL is one byte in argv and in JSON, four in the claim's YAML ("\x7F").

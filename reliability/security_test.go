@@ -648,9 +648,7 @@ func fileExists(p string) bool {
 // TestFullDiskDuringRenewalLeavesNoMutex fills the file system of a TTL
 // claim while it renews (a 256 KiB tmpfs), then frees it: the renewals
 // that hit ENOSPC remove the recovery mutex they made and are retried, the
-// job is not fenced, and the release at the end frees the key (issue 11
-// item 7). Before, the first such renewal left its mutex behind, every
-// later one was "busy" and the release was skipped.
+// job is not fenced, and the release at the end frees the key.
 func TestFullDiskDuringRenewalLeavesNoMutex(t *testing.T) {
 	requireRoot(t)
 	dir := t.TempDir()

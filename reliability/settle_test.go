@@ -86,10 +86,7 @@ func settleCases() []settleCase {
 // settle step of each local kind fails once (strace injects the error on
 // that step's path only); whatever the failed run exits, it must leave a
 // state the protocol's own rules reclaim, and the next run proceeds:
-// runs the key again, or replays what was published. Before: a failed
-// reservation publish or release removed the materializer lease file but
-// left the record, and every later run exited 65 ("materializer lease …
-// missing … will not reclaim it") until someone ran `reserve release`.
+// runs the key again, or replays what was published.
 func TestEveryFailedSettleStepLeavesAReclaimableState(t *testing.T) {
 	strace, err := exec.LookPath("strace")
 	testutil.Need(t, "strace", err)

@@ -12,8 +12,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/leasewrap/leasewrap/internal/fswatch"
 	"github.com/leasewrap/leasewrap/lease"
-	"github.com/leasewrap/leasewrap/lease/fswatch"
 )
 
 // fileKind is a small but real lease kind for testing the supervisor: the

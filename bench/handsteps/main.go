@@ -6,7 +6,7 @@
 // prints when each step happened after the release, median and p90 over
 // the rounds. It needs root (tracefs) and x86-64 (system call numbers).
 //
-//	go run ./bench/handsteps -bin bench/out/leasewrap -kind session -n 20
+//	go -C bench run ./handsteps -kind session -n 20
 //
 // Kinds: claim, session, flock (the flock kind), flock1 (flock(1) behind
 // flock(1), the baseline). bench/LOG.md has the budgets it measured.
@@ -91,7 +91,7 @@ var steps = map[string][]step{
 }
 
 func main() {
-	bin := flag.String("bin", "bench/out/leasewrap", "leasewrap binary")
+	bin := flag.String("bin", "out/leasewrap", "leasewrap binary (default: make bench's, from bench/)")
 	kind := flag.String("kind", "session", "claim, session, flock or flock1")
 	n := flag.Int("n", 20, "hand-overs")
 	flag.Parse()

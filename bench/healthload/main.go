@@ -8,7 +8,7 @@
 // memory. Bounded: each phase lasts -phase, the flood at most -flood-max
 // connections; everything stops by itself.
 //
-//	go run ./bench/healthload -leasewrap /path/to/leasewrap
+//	go -C bench run ./healthload -leasewrap /path/to/leasewrap
 package main
 
 import (

@@ -3,6 +3,7 @@ package cgroup
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -12,8 +13,6 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/leasewrap/leasewrap/internal/randbytes"
 )
 
 // ErrUnavailable is wrapped by every reason Parent gives for not offering a
@@ -40,8 +39,8 @@ type Place struct {
 // Locate finds this process's cgroup (the "0::" line of
 // /proc/self/cgroup) and the cgroup v2 mount it is under. The mount is
 // looked for first at its two usual places, /sys/fs/cgroup (unified) and
-// /sys/fs/cgroup/unified (hybrid), with a statfs(2) each: reading
-// /proc/self/mountinfo costs about 0.1 ms a run on a VM. A usual place is
+// /sys/fs/cgroup/unified (hybrid), with a statfs(2) each, cheaper than
+// reading /proc/self/mountinfo. A usual place is
 // taken when it shows our cgroup for certain (knownDir); otherwise, or
 // where the hierarchy is mounted elsewhere, mountinfo decides.
 func Locate() (Place, error) {
@@ -248,7 +247,7 @@ func delegated(dir string) bool {
 // newName returns a fresh job cgroup name for this process.
 func newName() (string, error) {
 	var b [6]byte
-	if err := randbytes.Read(b[:]); err != nil {
+	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("%s%d-%s", Prefix, os.Getpid(), hex.EncodeToString(b[:])), nil

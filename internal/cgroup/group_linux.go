@@ -134,8 +134,8 @@ func parsePopulated(b []byte, path string) (bool, error) {
 // Wait returns true as soon as the cgroup is empty, false once d passed
 // with a member still alive. The kernel wakes a poll(2) for POLLPRI on
 // cgroup.events at each change of the file (rate-limited to one per
-// 10 ms), so nothing is polled on a timer. (Not inotify: closing an
-// inotify instance waits for an SRCU grace period, about 10 ms a run.)
+// 10 ms), so nothing is polled on a timer. Not inotify: closing an
+// inotify instance waits for an SRCU grace period (milliseconds a run).
 func (g *Group) Wait(d time.Duration) (bool, error) {
 	path := filepath.Join(g.dir, "cgroup.events")
 	f, err := os.Open(path)

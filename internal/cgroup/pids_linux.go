@@ -15,8 +15,8 @@ import (
 // a pids.max other than "max" on its cgroup or an ancestor, in the v2
 // hierarchy (systemd's TasksMax, a container's pids limit) or in a cgroup
 // v1 pids hierarchy. What it cannot read for certain (a hierarchy
-// mounted elsewhere than usual) counts as limited. About 20 µs: one read
-// of /proc/self/cgroup and of each ancestor's pids.max.
+// mounted elsewhere than usual) counts as limited. It reads
+// /proc/self/cgroup and each ancestor's pids.max.
 func PidsLimited() bool {
 	pc, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {

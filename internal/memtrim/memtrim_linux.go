@@ -1,24 +1,16 @@
-// Package memtrim gives back what a long-lived, mostly idle process (a
-// sidecar holding a lease, a job guard) keeps resident but no longer uses:
-// the Go heap's free pages, and the page-table mappings of its own
-// executable's read-only segments, which start-up touches almost entirely
-// (package inits, the runtime's check of the function table) and which the
-// kernel maps 64 KiB at a time around each fault. Dropping those mappings
-// (madvise MADV_DONTNEED on private read-only file mappings) discards
-// nothing: the pages stay in the page cache, shared and clean, and fault
-// back in (a minor fault each) when code on them runs again, so the
-// resident set becomes the code the idle loop actually runs.
+// Package memtrim gives back what a long-lived, mostly idle process (an
+// etcd or kube sidecar holding a lease, a job guard) keeps resident but no
+// longer uses: the Go heap's free pages, and the mappings of its own
+// executable's read-only segments, which start-up touches almost entirely.
+// Dropping those mappings (MADV_DONTNEED on private read-only file
+// mappings) discards nothing: the pages stay in the page cache and fault
+// back in when code on them runs again. It halves an idle etcd sidecar's
+// resident set (bench/LOG.md, "memtrim").
 //
-// What is NOT changed: writable mappings (the data segment, the heap) are
-// never touched, and the page cache's copy of the executable is charged
-// to whichever cgroup read it first whether or not it is mapped; only the
-// process's resident set (VmRSS, RssFile) shrinks. How much stays shrunk
-// is the kernel's: a fault maps at least 64 KiB around it (fault-around),
-// and on kernels that cache files in large folios (6.18 measured) a fault
-// maps the whole folio, up to 2 MiB for an executable written in one
-// write (not one copied by cp or install(1), or read cold from disk), so
-// code that runs again brings its whole neighbourhood back.
-// MADV_RANDOM and MADV_NOHUGEPAGE change neither (bench/LOG.md, issue 24).
+// Not changed: writable mappings are never touched, and the page cache's
+// copy of the executable stays charged to whichever cgroup read it first;
+// only the process's resident set shrinks, and by as much as the kernel's
+// fault-around lets it stay shrunk.
 package memtrim
 
 import (

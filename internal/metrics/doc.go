@@ -5,16 +5,13 @@
 // Server).
 //
 // It is a leaf: it imports nothing of leasewrap and nothing outside the
-// standard library. The Prometheus project's Go packages are not linked:
-// prometheus/client_golang adds about 4.6 MB and 65 package inits
-// (≈2 ms, a third more, to every `leasewrap --version` measured on the
-// development machine) and net/http's server another 3.7 MB and 54 inits
-// (+0.6 ms a start, bench/httpcost.sh), a cost
-// every cron fire of the local kinds would pay whether or not it asked for
-// metrics. The format is small and written here (Family.Write), and the
-// tests parse every output with prometheus/common/expfmt, the parser
-// Prometheus and node_exporter use, so the two cannot drift apart. The
-// endpoint is a small read-only HTTP/1.1 server on package net (Server).
+// standard library. Neither prometheus/client_golang nor net/http's server
+// is linked: every cron fire of the local kinds would pay their start-up
+// (bench/LOG.md, "metrics"). The format is small and written here
+// (Family.Write), and the tests parse every output with
+// prometheus/common/expfmt, the parser Prometheus and node_exporter use, so
+// the two cannot drift apart. The endpoint is a small read-only HTTP/1.1
+// server on package net (Server).
 //
 // Textfile is the pure part of a --metrics-file update (the previous
 // content in, the new content out); the caller serializes updates of a

@@ -64,8 +64,8 @@ func Write(w io.Writer, families []Family) error {
 	return bw.Flush()
 }
 
-// The format's escapes, built once (a Replacer builds its tables on first
-// use: per call it was most of a large textfile's update).
+// The format's escapes, built once: a Replacer builds its tables on first
+// use.
 var (
 	helpEscaper  = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
 	labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)

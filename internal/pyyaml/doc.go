@@ -40,15 +40,7 @@
 //   - Load bounds nesting and alias expansion only as Limits says; the
 //     caller bounds the text's size.
 //
-// Why a port of PyYAML's emitter rather than go-yaml's encoder: go-yaml's
-// encoder (v3.0.6), even with every string PyYAML would resolve to another
-// type quoted explicitly, read back the same values in PyYAML for a
-// 150-record corpus, but not for all strings: a multi-line string whose
-// line starts with a tab is written as a literal block that libyaml
-// (PyYAML's CSafeLoader) and go-yaml itself refuse to read; non-ASCII text
-// is written raw (go-yaml always enables unicode output), where PyYAML
-// writes ASCII escapes, so a Python peer that decodes the file with a
-// non-UTF-8 locale would read other characters; and integers beyond 64
-// bits get an explicit !!int tag. The port writes what PyYAML writes, byte
-// for byte (lease/claim's golden and corpus tests).
+// It is a port of PyYAML's emitter because go-yaml's encoder writes some
+// strings and integers in forms a Python peer reads otherwise, or cannot
+// read (bench/LOG.md, "pyyaml").
 package pyyaml

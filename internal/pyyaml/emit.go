@@ -7,19 +7,17 @@ import (
 	"strings"
 )
 
-// This file writes a Mapping exactly as PyYAML's
-// yaml.safe_dump(mapping, sort_keys=False) does (default width 80, indent 2,
-// allow_unicode False). It is a port of the parts of PyYAML's Emitter
-// (emitter.py) that the record's shapes reach: block mappings and
-// sequences, empty flow collections, and plain, single- and double-quoted
-// scalars with PyYAML's folding at column 80. Anchors, tags, block
-// scalars and complex keys are never produced for these shapes.
-
+// PyYAML's emitter defaults.
 const (
 	bestIndent = 2
 	bestWidth  = 80
 )
 
+// emitter writes a Mapping exactly as PyYAML's yaml.safe_dump(mapping,
+// sort_keys=False) does (width 80, indent 2, allow_unicode False): a port
+// of the parts of PyYAML's Emitter (emitter.py) that the record's shapes
+// reach: block mappings and sequences, empty flow collections, and plain,
+// single- and double-quoted scalars folded at column 80.
 type emitter struct {
 	b          strings.Builder
 	column     int

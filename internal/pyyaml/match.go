@@ -2,15 +2,11 @@ package pyyaml
 
 import "strings"
 
-// Matchers for PyYAML's implicit resolvers, written out by hand. Each
-// matchX(s) reports exactly what the resolver's regular expression (kept in
-// match_test.go, which checks the two agree) reports for s. Compiling
-// those expressions was ≈ 0.2 ms of every claim run, which reads its record
-// back at least once. Python's `$` also matches before one trailing
-// newline: whole() accepts s, or s without one final "\n".
-
 // whole reports whether body matches s entirely, or s without one trailing
-// newline. No body accepts a "\n" itself, so the two cases never overlap.
+// newline, as Python's `$` does. The matchX functions below are PyYAML's
+// implicit resolvers' regular expressions written out by hand: each
+// reports exactly what its expression (kept in match_test.go, which checks
+// the two agree) reports for s. No body accepts a "\n" itself, so the two cases never overlap.
 func whole(s string, body func(string) bool) bool {
 	if body(s) {
 		return true

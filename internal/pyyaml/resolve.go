@@ -8,13 +8,10 @@ import (
 	"unicode/utf8"
 )
 
-// PyYAML (YAML 1.1) implicit resolvers, in PyYAML's order. The writer
-// needs them to know which strings must be quoted (a plain "yes", "1:30" or
+// The tags of PyYAML's (YAML 1.1) implicit resolvers. The writer needs the
+// resolvers to know which strings must be quoted (a plain "yes", "1:30" or
 // "2024-01-02" would read back as a bool, an int or a date); the reader
-// needs them to type plain scalars exactly as a Python peer does. The
-// matchers are PyYAML's regular expressions written out (match.go;
-// match_test.go checks them against the expressions).
-
+// needs them to type plain scalars exactly as a Python peer does.
 const (
 	tagStr   = "str"
 	tagBool  = "bool"

@@ -14,6 +14,7 @@
 package safefile
 
 import (
+	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -24,8 +25,6 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/leasewrap/leasewrap/internal/randbytes"
 )
 
 // ErrUnsafe is matched by every refusal of this package.
@@ -207,10 +206,10 @@ func CreateTemp(name func(i int) (string, error), flag int, perm fs.FileMode) (*
 
 // RandomHex is n random bytes in lowercase hex: an unpredictable name
 // part. It fails only when the kernel gives no random bytes
-// (randbytes.Read).
+// (crypto/rand).
 func RandomHex(n int) (string, error) {
 	b := make([]byte, n)
-	if err := randbytes.Read(b); err != nil {
+	if _, err := rand.Read(b); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(b), nil

@@ -15,18 +15,13 @@
 // .fno/events.jsonl under the events.jsonl.lock.d mkdir mutex.
 //
 // Claims performs the verbs (Acquire, Release, Status, Renew, List);
-// Locker adapts them to lease.Locker for the supervisor.
+// Locker adapts them to lease.Locker for the supervisor. The YAML is read
+// and written by internal/pyyaml (golden and corpus tests).
 //
 // Readers read at most MaxRecordBytes (1 MiB) and accept collections
 // nested at most MaxNesting (128) levels, the Rust peer's serde_yaml
 // limit; anything larger or deeper is Corrupted, and the writer refuses
-// (ErrInvalid) to produce it. Parsing is linear in the file: duplicate keys
-// are found with an index, and alias expansion is capped.
-//
-// The YAML itself is read and written by internal/pyyaml, a port of
-// PyYAML's emitter and resolvers (its package doc says what it is
-// compatible with and why go-yaml's encoder is not used): the file is what
-// yaml.safe_dump writes, byte for byte (golden and corpus tests).
+// (ErrInvalid) to produce it. Parsing is linear in the file.
 //
 // What is NOT guaranteed:
 //   - Mutual exclusion is advisory: a process that ignores the protocol is

@@ -1,6 +1,7 @@
 package claim
 
 import (
+	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -17,7 +18,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/leasewrap/leasewrap/internal/fault"
-	"github.com/leasewrap/leasewrap/internal/randbytes"
 	"github.com/leasewrap/leasewrap/internal/safefile"
 	"github.com/leasewrap/leasewrap/lease"
 )
@@ -178,7 +178,7 @@ func createViaLink(path string, content []byte) error {
 func atomicReplace(path string, content []byte) error {
 	f, tmp, err := safefile.CreateTemp(func(int) (string, error) {
 		var n [8]byte
-		if err := randbytes.Read(n[:]); err != nil {
+		if _, err := rand.Read(n[:]); err != nil {
 			return "", err
 		}
 		return fmt.Sprintf("%s.tmp.%d.%d", path, os.Getpid(), binary.LittleEndian.Uint64(n[:])>>1), nil

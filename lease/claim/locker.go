@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/fswatch"
 	"github.com/leasewrap/leasewrap/internal/pyyaml"
 	"github.com/leasewrap/leasewrap/lease"
-	"github.com/leasewrap/leasewrap/lease/fswatch"
 )
 
 // LockerConfig configures a claim lease.Locker.

@@ -16,13 +16,12 @@ import (
 	"github.com/leasewrap/leasewrap/internal/safefile"
 )
 
-// The mkdir mutexes (<lockfile>.recovery.d, events.jsonl.lock.d) are wire
-// protocol shared with the Python implementation (fno.mutex): mkdir takes
-// them, an "owner" file inside names the holder (host:pid:ns), a mutex
-// older than 120 s by lstat mtime is a corpse taken only by atomic rename
-// to a unique reap name, and a release removes the directory only when the
-// owner token still matches.
-
+// reapSeq makes reap names unique. The mkdir mutexes (<lockfile>.recovery.d,
+// events.jsonl.lock.d) are wire protocol shared with the Python
+// implementation (fno.mutex): mkdir takes them, an "owner" file inside
+// names the holder (host:pid:ns), a mutex older than 120 s by lstat mtime
+// is a corpse taken only by atomic rename to a unique reap name, and a
+// release removes the directory only when the owner token still matches.
 var reapSeq atomic.Uint64
 
 func (c *Claims) ownerToken() string {

@@ -8,10 +8,8 @@ import (
 	"github.com/leasewrap/leasewrap/internal/pyyaml"
 )
 
-// A claim file is YAML as PyYAML writes and reads it; internal/pyyaml holds
-// that reader and writer, this file the record's fields.
-
-// marshalRecord renders rec as the Python writer does, field order
+// marshalRecord renders rec as the Python writer does (internal/pyyaml),
+// field order
 // schema_version, key, holder, acquired_at, pid, host, machine_id?,
 // expires_at?, reason?, harness?, metadata?.
 // A record the readers would refuse (see MaxNesting, MaxRecordBytes) is

@@ -35,12 +35,10 @@
 //   - Exclusion holds between processes that see the same file on the
 //     same kernel. Containers share it only through a shared mount of the
 //     lock file's directory; other hosts never share it.
-//   - Network file systems: on NFS, Linux emulates flock(2) with a POSIX
-//     byte-range lock of the whole file (since 2.6.12), which then also
-//     conflicts with fcntl locks and depends on the server's lock manager;
-//     on SMB/CIFS and FUSE it depends on the server. Use a local file
-//     system, or the claim kind with its TTL, or the etcd kinds across
-//     hosts.
+//   - Network file systems: on NFS, Linux emulates flock(2) with a
+//     byte-range lock that depends on the server's lock manager; on
+//     SMB/CIFS and FUSE it depends on the server. Use a local file system,
+//     or the claim kind with its TTL, or the etcd kinds across hosts.
 //   - Removing or replacing the lock file while it is held splits the
 //     lock: the holder keeps its lock on the old, unlinked file while the
 //     next process creates and locks a new one (as with flock(1)). Never

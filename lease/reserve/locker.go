@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/leasewrap/leasewrap/internal/fault"
+	"github.com/leasewrap/leasewrap/internal/fswatch"
 	"github.com/leasewrap/leasewrap/lease"
-	"github.com/leasewrap/leasewrap/lease/fswatch"
 )
 
 // Kind is the lease kind name of reservations.

@@ -1,11 +1,10 @@
 package reserve
 
 import (
+	"crypto/rand"
 	"fmt"
 	"io"
 	"time"
-
-	"github.com/leasewrap/leasewrap/internal/randbytes"
 )
 
 // maxRunIDLen bounds a run id: it becomes a file name (plus ".lease").
@@ -15,13 +14,10 @@ const maxRunIDLen = 128
 // lowercase Crockford base32 (48 bits of Unix milliseconds, 80 random
 // bits).
 func NewRunID(now time.Time) (string, error) {
-	return newRunID(now, randbytes.Reader)
+	return newRunID(now, rand.Reader)
 }
 
-// newRunID is NewRunID with its entropy source. A ULID is written here
-// rather than with github.com/oklog/ulid, whose package initialization
-// (a seeded math/rand source) and imports (database/sql/driver) every
-// leasewrap start paid for these dozen lines.
+// newRunID is NewRunID with its entropy source.
 func newRunID(now time.Time, entropy io.Reader) (string, error) {
 	ms := now.UnixMilli()
 	if ms < 0 || ms >= 1<<48 {

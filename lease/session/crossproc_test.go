@@ -27,9 +27,6 @@ func wantKilled(t *testing.T, cmd *exec.Cmd) {
 	}
 }
 
-// Tests that need real, separate processes: races, crashes at protocol
-// boundaries, and locks held by another process.
-
 func TestTwoCurrentDaemonsRacingForOneSessionYieldOneOwner(t *testing.T) {
 	root := t.TempDir()
 	sid := NewID()

@@ -1,10 +1,9 @@
 package session
 
 import (
+	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-
-	"github.com/leasewrap/leasewrap/internal/randbytes"
 )
 
 // ID is a session id: a UUID in its canonical lowercase hyphenated form
@@ -34,7 +33,7 @@ func MustParseID(s string) ID {
 // NewID returns a fresh random (version 4) session id.
 func NewID() ID {
 	var b [16]byte
-	if err := randbytes.Read(b[:]); err != nil {
+	if _, err := rand.Read(b[:]); err != nil {
 		panic(fmt.Sprintf("session: new id: %v", err))
 	}
 	b[6] = b[6]&0x0f | 0x40

@@ -1,9 +1,5 @@
 package session
 
-// Ports of the seed's mod tests (bcode_session lease.rs), one for one,
-// named after the seed's tests. Cross-process and crash tests are in
-// crossproc_test.go, maintenance tests in maintenance_test.go.
-
 import (
 	"context"
 	"errors"
@@ -13,6 +9,8 @@ import (
 	"time"
 )
 
+// The tests of this file are ports of the seed's mod tests (bcode_session
+// lease.rs), one for one, named after the seed's tests.
 func TestContendedLockWaitTimesOutInsteadOfBlockingForever(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -8,9 +8,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/leasewrap/leasewrap/internal/fswatch"
 	"github.com/leasewrap/leasewrap/internal/safefile"
 	"github.com/leasewrap/leasewrap/lease"
-	"github.com/leasewrap/leasewrap/lease/fswatch"
 )
 
 // Kind names of the two lease.Locker adapters.

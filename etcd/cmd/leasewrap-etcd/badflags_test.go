@@ -10,9 +10,7 @@ import (
 // TestBadFlagsAreUsage (issue 17): every path and number flag of
 // leasewrap-etcd that cannot work is usage, found before anything is
 // dialed or run: 64 for the run verbs, 2 for the admin verbs (their
-// contract). Before: --ttl 9223372036s was 70 (the server refused the
-// grant as too large) and --cacert/--cert/--key naming a missing file
-// were 70, while --password-file naming one was already 64.
+// contract).
 func TestBadFlagsAreUsage(t *testing.T) {
 	c := etcdtest.Start(t, etcdtest.Options{})
 	ep := c.Endpoints()

@@ -62,9 +62,7 @@ func (w *lineWrapper) output() string { return w.out.String() }
 // dial's probe: the connection stays up but nothing answers, as with a
 // connection that died after the probe. The bounds asserted are the
 // configured ones plus 2 s of slack for a loaded machine, not speed
-// targets. Before: the try-once run took until gRPC's keep-alive gave up
-// (31 s in the report) and `--wait 4s` returned after 9 s (a 5 s clean-up
-// after the deadline); a grant delayed past the fence still started the job.
+// targets.
 func TestPhasesBeforeTheJobAreBounded(t *testing.T) {
 	t.Run("try-once-after-the-probe", func(t *testing.T) {
 		c := etcdtest.Start(t, etcdtest.Options{})

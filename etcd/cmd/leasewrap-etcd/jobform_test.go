@@ -54,8 +54,7 @@ func buildLeasewrap(t *testing.T, dir string) string {
 // claim run in --root R --ttl 0 -- sh -c 'trap "" TERM; sleep 30'`, and
 // the lock's lease is revoked. The inner wrapper's command must be gone
 // when the outer exits 76, in both job forms, before the next holder of
-// the lock starts. Before: the inner wrapper had put it in a group of its
-// own; it ran on (re-parented to init) beside the next holder.
+// the lock starts.
 func TestNestedLockEndsWithTheRevokedOuterLease(t *testing.T) {
 	lw := buildLeasewrap(t, t.TempDir())
 	for _, form := range []string{"cgroup", "pgroup"} {

@@ -13,9 +13,8 @@ import (
 // published record cannot fit in one etcd request (three 100 000-byte "<"
 // arguments: JSON escapes each "<" as six bytes, 1.8 MB against the 1.5 MiB
 // default --max-request-bytes) is refused with 64 before anything is
-// claimed or run. Before: the job ran, the publish failed ("request is too
-// large"), exit 76, and every retry ran the job again. A record that fits
-// (one such argument) runs, publishes and replays.
+// claimed or run. A record that fits (one such argument) runs, publishes
+// and replays.
 func TestOnceRecordTooLargeIsRefusedBeforeItRuns(t *testing.T) {
 	c := etcdtest.Start(t, etcdtest.Options{})
 	ran := tmp(t, "ran")

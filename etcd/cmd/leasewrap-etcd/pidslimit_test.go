@@ -16,16 +16,10 @@ import (
 	"github.com/leasewrap/leasewrap/internal/testutil/limittest"
 )
 
-// Issue 23 item 3 for a tethered kind: `lock run`'s job has a job guard
-// (supervisor/tether_linux.go), a second leasewrap process started before
-// the job, and both share the job's pids limit with leasewrap-etcd
-// (systemd's TasksMax, a container's limits). The job forks until
-// pids.max refuses; GOMAXPROCS=32 in the environment stands for a host
-// with many CPUs, where the Go runtime would start threads lazily up to
-// one per P (reliability/limits_test.go runs the local kinds).
-
 // pidsMax is the limit of the cgroup the wrapper, its guard and its job
-// share.
+// share (systemd's TasksMax, a container's limits): `lock run`'s job forks
+// until pids.max refuses; GOMAXPROCS=32 in the environment stands for a
+// host with many CPUs (reliability/limits_test.go runs the local kinds).
 const pidsMax = 120
 
 // startInCgroup starts leasewrap-etcd (the re-executed test binary, as

@@ -17,15 +17,10 @@ import (
 	"github.com/leasewrap/leasewrap/kube/internal/kubetest"
 )
 
-// Issue 23 item 3 for the kube kind: `kube run`'s job has a job guard
-// (supervisor/tether_linux.go), started before the job, and leasewrap-kube,
-// its guard and its job share a pids limit (pids.max 120; GOMAXPROCS=32 in
-// the environment for a many-CPU host). The etcd module's
-// TestLockRun*PidsLimit tests are the same for `lock run`;
-// reliability/limits_test.go runs the local kinds.
-
 // kubePidsMax is the limit of the cgroup leasewrap-kube, its guard and its
-// job share.
+// job share (GOMAXPROCS=32 in the environment for a many-CPU host). The
+// etcd module's TestLockRun*PidsLimit tests are the same for `lock run`;
+// reliability/limits_test.go runs the local kinds.
 const kubePidsMax = 120
 
 // wrapInCgroup starts `leasewrap-kube kube run NAME` as the runner inside

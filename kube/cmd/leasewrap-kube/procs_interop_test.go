@@ -1,8 +1,5 @@
 package main
 
-// Helpers of the tests against a real API server (kubetest): leasewrap-kube
-// and client-go electors (kube/internal/elector) as processes of their own.
-
 import (
 	"context"
 	"encoding/json"
@@ -25,7 +22,9 @@ import (
 	"github.com/leasewrap/leasewrap/kube/internal/kubetest"
 )
 
-// kproc is a leasewrap-kube or elector process in its own process group.
+// kproc is a leasewrap-kube or client-go elector (kube/internal/elector)
+// process in its own process group, for the tests against a real API
+// server (kubetest).
 type kproc struct {
 	*testutil.Group
 	out    testutil.Buffer // stderr (and stdout of leasewrap-kube)

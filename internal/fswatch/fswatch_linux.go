@@ -1,6 +1,6 @@
 // Package fswatch is the wake-up source of the local lease kinds: inotify
 // on the directory entries whose change may free a lease, plus a pidfd on a
-// local holder's process. It implements lease.Wake.
+// local holder's process. A Watcher is a lease.Wake.
 package fswatch
 
 import (
@@ -15,8 +15,20 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/leasewrap/leasewrap/internal/eintr"
-	"github.com/leasewrap/leasewrap/lease"
 )
+
+// Wake is what a Watcher and Preparing's wrapper are: the method set of
+// lease.Wake, declared here because internal/ imports nothing above it.
+type Wake interface {
+	Wait(ctx context.Context, held error, limit time.Duration) (bool, error)
+	Close() error
+}
+
+// Holder is implemented by a contention error that knows the holder's
+// process (lease.HeldError): Wait then also wakes when a local holder exits.
+type Holder interface {
+	HolderProcess() (pid int, host string)
+}
 
 // Watch names a directory and the entries in it that matter; no Names
 // means every entry.
@@ -113,16 +125,18 @@ func (w *Watcher) closePID() {
 	}
 }
 
-var _ lease.Wake = (*Watcher)(nil)
+var _ Wake = (*Watcher)(nil)
 
 // Wait blocks until a watched entry changed, the holder named by held (a
-// *lease.HeldError with the pid of a process on this host) exited, limit
-// passed, or ctx ended; it returns ctx.Err() only in the last case, and
-// reports whether something happened (false: limit passed).
+// Holder with the pid of a process on this host) exited, limit passed, or
+// ctx ended; it returns ctx.Err() only in the last case, and reports
+// whether something happened (false: limit passed).
 func (w *Watcher) Wait(ctx context.Context, held error, limit time.Duration) (bool, error) {
-	var h *lease.HeldError
-	if errors.As(held, &h) && localHolder(h) {
-		w.WatchPID(h.PID) // its exit may free the lease
+	var h Holder
+	if errors.As(held, &h) {
+		if pid, host := h.HolderProcess(); localHolder(pid, host) {
+			w.WatchPID(pid) // its exit may free the lease
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return false, err
@@ -226,15 +240,15 @@ func (w *Watcher) Close() error {
 
 // localHolder reports whether a holder's pid names a process on this host
 // (the kind said no host, or ours).
-func localHolder(h *lease.HeldError) bool {
-	if h.PID <= 0 {
+func localHolder(pid int, host string) bool {
+	if pid <= 0 {
 		return false
 	}
-	if h.Host == "" {
+	if host == "" {
 		return true
 	}
-	host, err := os.Hostname()
-	return err == nil && host == h.Host
+	ours, err := os.Hostname()
+	return err == nil && ours == host
 }
 
 // Preparing wraps w so that prepare runs before every Wait blocks and
@@ -243,12 +257,12 @@ func localHolder(h *lease.HeldError) bool {
 // off the path between a release and the next holder's start. prepare
 // must be cheap when there is nothing left to do; both run on the
 // waiter's goroutine.
-func Preparing(w lease.Wake, prepare, drop func()) lease.Wake {
+func Preparing(w Wake, prepare, drop func()) Wake {
 	return &preparing{Wake: w, prepare: prepare, drop: drop}
 }
 
 type preparing struct {
-	lease.Wake
+	Wake
 	prepare, drop func()
 }
 

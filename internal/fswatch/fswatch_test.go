@@ -3,14 +3,23 @@ package fswatch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/leasewrap/leasewrap/lease"
 )
+
+// heldBy is a contention error that names its holder's process, as
+// lease.HeldError does.
+type heldBy struct {
+	pid  int
+	host string
+}
+
+func (h *heldBy) Error() string                { return "held" }
+func (h *heldBy) HolderProcess() (int, string) { return h.pid, h.host }
 
 func TestWaitWakesOnAWatchedNameOnly(t *testing.T) {
 	dir := t.TempDir()
@@ -41,12 +50,12 @@ func TestWaitWakesWhenALocalHolderExits(t *testing.T) {
 		t.Fatal(err)
 	}
 	go holder.Wait()
-	held := &lease.HeldError{Kind: "test", Key: "k", PID: holder.Process.Pid}
+	held := fmt.Errorf("acquire: %w", &heldBy{pid: holder.Process.Pid})
 	if woke, err := w.Wait(t.Context(), held, 10*time.Second); !woke || err != nil {
 		t.Fatalf("holder exit: want a wake-up, have %v %v", woke, err)
 	}
 	// A holder on another host is not ours to watch.
-	remote := &lease.HeldError{Kind: "test", Key: "k", PID: os.Getpid(), Host: "elsewhere.invalid"}
+	remote := &heldBy{pid: os.Getpid(), host: "elsewhere.invalid"}
 	if woke, err := w.Wait(t.Context(), remote, 50*time.Millisecond); woke || err != nil {
 		t.Fatalf("remote holder: want a plain timeout, have %v %v", woke, err)
 	}

@@ -1,5 +1,0 @@
-package reliability
-
-// The battery drives Linux-only processes: on another OS this import fails
-// the build with one message saying so (see internal/linuxonly).
-import _ "github.com/leasewrap/leasewrap/internal/linuxonly"
