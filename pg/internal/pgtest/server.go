@@ -362,7 +362,12 @@ func template(t testing.TB) string {
 
 func makeTemplate(uid, gid int) (string, error) {
 	out, _ := exec.Command(bin("postgres"), "--version").Output()
-	ver := strings.Join(strings.Fields(string(out)), "-")
+	ver := strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' || r == '.' {
+			return r
+		}
+		return -1
+	}, strings.Fields(string(out)+" x x")[2])
 	final := filepath.Join(os.TempDir(), fmt.Sprintf("leasewrap-pgtest-%s-%s-%d", templateVersion, ver, uid))
 	if _, err := os.Stat(filepath.Join(final, "PG_VERSION")); err == nil {
 		return final, nil

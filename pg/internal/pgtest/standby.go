@@ -83,4 +83,3 @@ func runBounded(cmd *exec.Cmd, within time.Duration) ([]byte, error) {
 	}
 	return []byte(out.String()), err
 }
-
