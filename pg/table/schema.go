@@ -81,8 +81,8 @@ func Ident(table string) (string, error) {
 // is not is refused (lease.ErrRefused) and nothing is written to it.
 func Ensure(ctx context.Context, c *pgx.Conn, ident string) error {
 	for attempt := 0; ; attempt++ {
-		err := check(ctx, c, ident)
-		if !errors.Is(err, errAbsent) {
+		err := Check(ctx, c, ident)
+		if !errors.Is(err, ErrAbsent) {
 			return err
 		}
 		if attempt > 0 {
@@ -94,7 +94,8 @@ func Ensure(ctx context.Context, c *pgx.Conn, ident string) error {
 	}
 }
 
-var errAbsent = errors.New("absent")
+// ErrAbsent is Check's answer for a table that does not exist.
+var ErrAbsent = errors.New("table: absent")
 
 func create(ctx context.Context, c *pgx.Conn, ident string) error {
 	_, err := c.Exec(ctx, DDL(ident))
@@ -111,14 +112,15 @@ func create(ctx context.Context, c *pgx.Conn, ident string) error {
 	return nil
 }
 
-// check is Ensure's test of the table of that name.
-func check(ctx context.Context, c *pgx.Conn, ident string) error {
+// Check is Ensure's test of the table of that name, without creating it:
+// ErrAbsent when there is none.
+func Check(ctx context.Context, c *pgx.Conn, ident string) error {
 	var kind, persistence string
 	var desc *string
 	err := c.QueryRow(ctx, `SELECT c.relkind::text, c.relpersistence::text, obj_description(c.oid, 'pg_class')
 		FROM pg_class c WHERE c.oid = to_regclass($1)`, ident).Scan(&kind, &persistence, &desc)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return errAbsent
+		return ErrAbsent
 	}
 	if err != nil {
 		return fmt.Errorf("table %s: read its definition: %w", ident, err)

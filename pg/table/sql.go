@@ -85,11 +85,11 @@ func Observe(ctx context.Context, c *pgx.Conn, ident string) (Meta, error) {
 		return m, nil // the caller refuses it
 	}
 	_, err = c.Exec(ctx, fmt.Sprintf(`INSERT INTO %[1]s AS m (kind, name, holder, fence, state, ttl_seconds, acquired_at, renewed_at, expires_at, run_id, schema_version)
-		SELECT '%[3]s', '', 'leasewrap:timeline', t.tl, 'meta', $1, statement_timestamp(), statement_timestamp(),
-			statement_timestamp() + CASE WHEN t.tl > 1 THEN make_interval(secs => $1 + $2) ELSE interval '0' END, '', %[4]d
+		SELECT '%[3]s', '', 'leasewrap:timeline', t.tl, 'meta', $1::int, statement_timestamp(), statement_timestamp(),
+			statement_timestamp() + CASE WHEN t.tl > 1 THEN make_interval(secs => $1::int + $2::int) ELSE interval '0' END, '', %[4]d
 		FROM (SELECT %[2]s AS tl) t
 		ON CONFLICT (kind, name) DO UPDATE SET fence = EXCLUDED.fence, acquired_at = statement_timestamp(), renewed_at = statement_timestamp(),
-			expires_at = statement_timestamp() + make_interval(secs => m.ttl_seconds + $2)
+			expires_at = statement_timestamp() + make_interval(secs => m.ttl_seconds + $2::int)
 		WHERE m.fence <> EXCLUDED.fence AND m.schema_version <= %[4]d`, ident, timelineSQL, MetaKind, SchemaVersion),
 		int64(DefaultMaxTTL/time.Second), int64(QuarantineMargin/time.Second))
 	if err != nil {
@@ -106,10 +106,10 @@ func Observe(ctx context.Context, c *pgx.Conn, ident string) (Meta, error) {
 func Acquire(ctx context.Context, c *pgx.Conn, ident, kind, name, holder, runID string, ttl time.Duration) (fence int64, ok bool, err error) {
 	secs := int64(ttl / time.Second)
 	err = c.QueryRow(ctx, fmt.Sprintf(`INSERT INTO %[1]s AS l (kind, name, holder, fence, state, ttl_seconds, acquired_at, renewed_at, expires_at, run_id, schema_version)
-		SELECT $1, $2, $3, t.tl << %[4]d, 'held', $4, statement_timestamp(), statement_timestamp(), statement_timestamp() + make_interval(secs => $4), $5, %[5]d
+		SELECT $1, $2, $3, t.tl << %[4]d, 'held', $4::int, statement_timestamp(), statement_timestamp(), statement_timestamp() + make_interval(secs => $4::int), $5, %[5]d
 		FROM (SELECT %[2]s AS tl) t
 		WHERE EXISTS (SELECT 1 FROM %[1]s m WHERE m.kind = '%[3]s' AND m.name = '' AND m.fence = t.tl
-			AND m.expires_at <= statement_timestamp() AND m.ttl_seconds >= $4 AND m.schema_version <= %[5]d)
+			AND m.expires_at <= statement_timestamp() AND m.ttl_seconds >= $4::int AND m.schema_version <= %[5]d)
 		ON CONFLICT (kind, name) DO UPDATE SET holder = EXCLUDED.holder, fence = GREATEST(l.fence + 1, EXCLUDED.fence), state = 'held',
 			ttl_seconds = EXCLUDED.ttl_seconds, acquired_at = EXCLUDED.acquired_at, renewed_at = EXCLUDED.renewed_at,
 			expires_at = EXCLUDED.expires_at, run_id = EXCLUDED.run_id, exit_code = NULL, record = NULL, schema_version = EXCLUDED.schema_version
@@ -157,7 +157,7 @@ func Release(ctx context.Context, c *pgx.Conn, ident, kind, name, holder string,
 // unexpired, and announces it: state done, replayed by later runs.
 func Publish(ctx context.Context, c *pgx.Conn, ident, kind, name, holder string, fence int64, exitCode int, record []byte) (ok bool, err error) {
 	var n int64
-	err = c.QueryRow(ctx, fmt.Sprintf(`WITH u AS (UPDATE %s SET state = 'done', exit_code = $5, record = $6, renewed_at = statement_timestamp(), expires_at = statement_timestamp()
+	err = c.QueryRow(ctx, fmt.Sprintf(`WITH u AS (UPDATE %s SET state = 'done', exit_code = $5::int, record = $6::jsonb, renewed_at = statement_timestamp(), expires_at = statement_timestamp()
 		WHERE %s AND expires_at > statement_timestamp() RETURNING 1)
 		SELECT count(pg_notify('%s', $7)) FROM u`, ident, guard, Channel), kind, name, holder, fence, exitCode, string(record), Payload(ident, kind, name)).Scan(&n)
 	return err == nil && n == 1, err

@@ -24,6 +24,9 @@ type Store struct {
 	timeout time.Duration
 	ident   string
 
+	// readOnly checks the table without creating it (the admin verbs).
+	readOnly bool
+
 	mu      sync.Mutex
 	idle    *conn.Conn
 	ensured bool
@@ -33,6 +36,13 @@ type Store struct {
 // timeout bounds each dial.
 func New(cc *pgx.ConnConfig, timeout time.Duration, ident string) *Store {
 	return &Store{cc: cc, timeout: timeout, ident: ident}
+}
+
+// ReadOnly makes s check the table without creating it: an absent table
+// is then table.ErrAbsent.
+func (s *Store) ReadOnly() *Store {
+	s.readOnly = true
+	return s
 }
 
 // Ident is the table's quoted name.
@@ -78,7 +88,11 @@ func (s *Store) take(ctx context.Context) (*conn.Conn, error) {
 		return nil, err
 	}
 	if !ensured {
-		if err := table.Ensure(ctx, c.Conn, s.ident); err != nil {
+		ensure := table.Ensure
+		if s.readOnly {
+			ensure = table.Check
+		}
+		if err := ensure(ctx, c.Conn, s.ident); err != nil {
 			c.Close()
 			return nil, conn.Classify(err)
 		}
