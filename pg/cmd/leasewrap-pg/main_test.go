@@ -90,3 +90,9 @@ func readPID(t *testing.T, file string) int {
 	}
 	return pid
 }
+
+// readFile waits for path and returns it.
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	return testutil.WaitFile(t, path, pgtest.Scale(30*time.Second))
+}
