@@ -120,3 +120,30 @@ func redactArgs(args []string) []string {
 }
 
 func tmp(t testing.TB, name string) string { return filepath.Join(t.TempDir(), name) }
+
+// fast are timing flags for fault tests: TTL 4 s, kill grace 1 s, a
+// renewal every 500 ms.
+var fast = []string{"--ttl", "4s", "--kill-grace", "1s", "--renew-every", "500ms"}
+
+// jobEnv is the environment of a test job that logs to hist and runs for
+// sleep.
+func jobEnv(hist string, sleep time.Duration, extra ...string) []string {
+	return append([]string{envJob + "=" + hist, envJobSleep + "=" + sleep.String()}, extra...)
+}
+
+// waitJobs waits until hist has at least n jobs started and returns them.
+func waitJobs(t testing.TB, hist string, n int, within time.Duration) []*job {
+	t.Helper()
+	var h *history
+	testutil.WaitFor(t, fmt.Sprintf("%d jobs started in %s", n, hist), pgtest.Scale(within), func() bool {
+		h = readHistory(t, hist)
+		return len(h.jobs) >= n
+	})
+	return h.jobs
+}
+
+// holderCode runs `leasewrap-pg holder NAME` (0 held, 1 free, 2 error).
+func holderCode(t testing.TB, dsn, name string) (int, string) {
+	t.Helper()
+	return runLW(t, nil, "holder", name, "--dsn", dsn)
+}
