@@ -367,7 +367,7 @@ func makeTemplate(uid, gid int) (string, error) {
 			return r
 		}
 		return -1
-	}, strings.Fields(string(out)+" x x")[2])
+	}, strings.Fields(string(out) + " x x")[2])
 	final := filepath.Join(os.TempDir(), fmt.Sprintf("leasewrap-pgtest-%s-%s-%d", templateVersion, ver, uid))
 	if _, err := os.Stat(filepath.Join(final, "PG_VERSION")); err == nil {
 		return final, nil

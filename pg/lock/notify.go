@@ -1,0 +1,85 @@
+package lock
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/leasewrap/leasewrap/lease"
+	"github.com/leasewrap/leasewrap/pg/conn"
+	"github.com/leasewrap/leasewrap/pg/internal/store"
+	"github.com/leasewrap/leasewrap/pg/table"
+)
+
+// Notify returns the waiter's wake-up source (lease.Notifier): with
+// Config.Notify, a connection of its own that LISTENs on table.Channel and
+// wakes on our row's release; without it (or while that connection is
+// down), only the supervisor's back-off. Safety never rests on it: every
+// wake-up is followed by an ordinary attempt.
+func (l *Locker) Notify(ctx context.Context) (lease.Wake, error) {
+	w := &wake{l: l, payload: table.Payload(l.cfg.Store.Ident(), l.cfg.Kind, l.cfg.Name)}
+	if l.cfg.Notify {
+		w.listen(ctx)
+	}
+	return w, nil
+}
+
+// wake LISTENs on a direct connection, redialled (at most once per Wait)
+// when it drops.
+type wake struct {
+	l       *Locker
+	payload string
+	c       *conn.Conn
+}
+
+func (w *wake) listen(ctx context.Context) {
+	cc, err := store.ConnConfig(w.l.cfg.Store)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, w.l.cfg.Timeout)
+	defer cancel()
+	c, err := conn.Dial(ctx, cc, w.l.cfg.Timeout)
+	if err != nil {
+		w.l.cfg.Logger.Debug("LISTEN for releases: no connection; polling", "err", err)
+		return
+	}
+	if _, err := c.Exec(ctx, "LISTEN "+pgx.Identifier{table.Channel}.Sanitize()); err != nil {
+		w.l.cfg.Logger.Debug("LISTEN for releases refused; polling", "err", err)
+		c.Close()
+		return
+	}
+	w.c = c
+}
+
+// Wait blocks until our row's release is announced, max passed, or ctx
+// ended.
+func (w *wake) Wait(ctx context.Context, _ error, max time.Duration) (bool, error) {
+	if w.c == nil || w.c.IsClosed() {
+		w.Close()
+		w.listen(ctx)
+	}
+	wctx, cancel := context.WithTimeout(ctx, max)
+	defer cancel()
+	for w.c != nil {
+		n, err := w.c.WaitForNotification(wctx)
+		if err != nil {
+			break
+		}
+		if n.Payload == w.payload {
+			return true, nil
+		}
+	}
+	<-wctx.Done() // no connection, or it failed: the back-off still applies
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	return false, nil
+}
+
+func (w *wake) Close() error {
+	w.c.Close()
+	w.c = nil
+	return nil
+}
