@@ -13,9 +13,10 @@ import (
 )
 
 // Notify returns the waiter's wake-up source (lease.Notifier): with
-// Config.Notify, a connection of its own that LISTENs on table.Channel and
-// wakes on our row's release; without it (or while that connection is
-// down), only the supervisor's back-off. Safety never rests on it: every
+// Config.Notify, a direct connection of its own that LISTENs on
+// table.Channel and wakes on our row's release; without it (or through a
+// pooler, or while that connection is down), only the supervisor's
+// back-off. Safety never rests on it: every
 // wake-up is followed by an ordinary attempt.
 func (l *Locker) Notify(ctx context.Context) (lease.Wake, error) {
 	w := &wake{l: l, payload: table.Payload(l.cfg.Store.Ident(), l.cfg.Kind, l.cfg.Name)}
@@ -43,6 +44,15 @@ func (w *wake) listen(ctx context.Context) {
 	c, err := conn.Dial(ctx, cc, w.l.cfg.Timeout)
 	if err != nil {
 		w.l.cfg.Logger.Debug("LISTEN for releases: no connection; polling", "err", err)
+		return
+	}
+	// Through a pooler (PgBouncer) the backend key the client got is the
+	// pooler's own: a LISTEN there would stay on a pooled server
+	// connection after we left. Poll instead.
+	var pid uint32
+	if err := c.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil || pid != c.PgConn().PID() {
+		w.l.cfg.Logger.Debug("LISTEN for releases: not a direct connection (a pooler such as PgBouncer answers); polling", "err", err)
+		c.Close()
 		return
 	}
 	if _, err := c.Exec(ctx, "LISTEN "+pgx.Identifier{table.Channel}.Sanitize()); err != nil {

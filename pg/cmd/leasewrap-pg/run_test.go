@@ -74,12 +74,16 @@ func TestRunHolderAndFenceGrows(t *testing.T) {
 func TestPasswordNeverReachesChildOrLog(t *testing.T) {
 	srv := pgtest.Start(t)
 	envFile := tmp(t, "env")
-	code, out := runLW(t, nil, append([]string{"--log-level", "debug"}, runArgs("pw", srv.DSN(), nil, "sh", "-c", "env > "+envFile)...)...)
+	code, out := runLW(t, []string{"LWPG_PROBE=kept"}, append([]string{"--log-level", "debug"}, runArgs("pw", srv.DSN(), nil, "sh", "-c", "env > "+envFile)...)...)
 	if code != 0 {
 		t.Fatalf("want 0, have %d:\n%s", code, out)
 	}
-	if env := testutil.WaitFile(t, envFile, time.Second); strings.Contains(env, pgtest.Password) {
+	env := testutil.WaitFile(t, envFile, time.Second)
+	if strings.Contains(env, pgtest.Password) {
 		t.Fatalf("the password given in --dsn reached the child's environment:\n%s", env)
+	}
+	if envOf(env)["LWPG_PROBE"] != "kept" {
+		t.Fatalf("leasewrap's own environment did not reach the child:\n%s", env)
 	}
 	if strings.Contains(out, pgtest.Password) {
 		t.Fatalf("the password was logged:\n%s", out)
