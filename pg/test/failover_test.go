@@ -26,7 +26,7 @@ func failoverRounds(t *testing.T, rounds int, sync bool) {
 	primary := pgtest.Start(t)
 	// The table and its meta row exist before the first standby copies
 	// them; the meta row's largest TTL keeps the quarantine short.
-	if code, out := runLW(t, nil, "run", "setup", "--dsn", primary.DSN(), "--ttl", "4s", "--", "true"); code != 0 {
+	if code, out := runLW(t, nil, "pg", "run", "setup", "--dsn", primary.DSN(), "--ttl", "4s", "--", "true"); code != 0 {
 		t.Fatalf("setup run: want 0, have %d:\n%s", code, out)
 	}
 	primary.Exec(t, fmt.Sprintf("update leasewrap_lease set ttl_seconds = %d where kind = 'meta' and name = ''", maxTTL))

@@ -13,22 +13,27 @@ import (
 )
 
 // The test job is this test binary started by a wrapper with these
-// variables. It logs "start MONO FENCE PID PPID" and "end MONO FENCE" to the
+// variables (not LEASEWRAP_PG_*: the wrapper keeps that prefix for itself). It logs "start MONO FENCE PID PPID" and "end MONO FENCE" to the
 // history (monotonic ns, one O_APPEND write each, so lines from many
 // processes never interleave).
 const (
-	envJob      = "LEASEWRAP_PG_TEST_JOB"       // history file
-	envJobSleep = "LEASEWRAP_PG_TEST_JOB_SLEEP" // how long the job runs
+	envJob      = "LWPGTEST_JOB"       // history file
+	envJobSleep = "LWPGTEST_JOB_SLEEP" // how long the job runs
 	// envJobStubborn makes the job ignore SIGTERM: only SIGKILL ends it.
-	envJobStubborn = "LEASEWRAP_PG_TEST_JOB_STUBBORN"
+	envJobStubborn = "LWPGTEST_JOB_STUBBORN"
 	// envJobCounter is a DSN: the job adds one to table counter in one
 	// UPDATE guarded by its fence, and logs "inc N FENCE" or "stale FENCE".
-	envJobCounter = "LEASEWRAP_PG_TEST_JOB_COUNTER"
+	envJobCounter = "LWPGTEST_JOB_COUNTER"
 )
 
 func jobMain() {
 	path := os.Getenv(envJob)
 	if path == "" {
+		if os.Getenv("LEASEWRAP_FENCE") != "" {
+			// A wrapper's child without a history: never run the tests.
+			fmt.Fprintf(os.Stderr, "test job started without %s\n", envJob)
+			os.Exit(92)
+		}
 		return
 	}
 	fence := os.Getenv("LEASEWRAP_FENCE")

@@ -102,9 +102,9 @@ func runLW(t testing.TB, env []string, args ...string) (int, string) {
 	return code, w.out.String()
 }
 
-// runArgs builds `run NAME --dsn DSN [extra] -- this-test-binary` (the job).
+// runArgs builds `pg run NAME --dsn DSN [extra] -- this-test-binary` (the job).
 func runArgs(name, dsn string, extra ...string) []string {
-	a := []string{"run", name, "--dsn", dsn}
+	a := []string{"pg", "run", name, "--dsn", dsn}
 	a = append(a, extra...)
 	return append(a, "--", os.Args[0])
 }
@@ -145,5 +145,5 @@ func waitJobs(t testing.TB, hist string, n int, within time.Duration) []*job {
 // holderCode runs `leasewrap-pg holder NAME` (0 held, 1 free, 2 error).
 func holderCode(t testing.TB, dsn, name string) (int, string) {
 	t.Helper()
-	return runLW(t, nil, "holder", name, "--dsn", dsn)
+	return runLW(t, nil, "pg", "holder", name, "--dsn", dsn)
 }
