@@ -55,10 +55,12 @@ func kindOf(err error) error {
 		case pe.Code == "28P01", pe.Code == "28000", pe.Code == "42501":
 			return lease.ErrNoPerm
 		case pe.Code == "25006", strings.HasPrefix(pe.Code, "57P"), strings.HasPrefix(pe.Code, "08"),
-			pe.Code == "53300", pe.Code == "3D000", pe.Code == "40001", pe.Code == "40P01", pe.Code == "55P03":
+			pe.Code == "53300", pe.Code == "3D000", pe.Code == "40001", pe.Code == "40P01", pe.Code == "55P03",
+			pe.Code == "55000" && strings.Contains(pe.Message, "recovery"):
 			// read-only, shutdown, connection, too many clients, no such
-			// database (yet, on a standby being built), serialization:
-			// another connection may do.
+			// database (yet, on a standby being built), serialization,
+			// a standby in recovery (no timeline to read): another
+			// connection, to another host, may do.
 			return lease.ErrUnavailable
 		}
 		return nil

@@ -139,9 +139,13 @@ func (l *Locker) Try(ctx context.Context) (*Lease, *table.Row, error) {
 		return nil, nil, err
 	}
 	if quarantine != nil {
+		change := fmt.Sprintf("the server's WAL timeline changed to %d", quarantine.Timeline)
+		if quarantine.Previous != 0 {
+			change = fmt.Sprintf("the server's WAL timeline is %d (before: %d)", quarantine.Timeline, quarantine.Previous)
+		}
 		return nil, nil, &lease.HeldError{Kind: l.cfg.Kind, Key: l.cfg.Name, Holder: "the quarantine after a failover",
-			Detail: fmt.Sprintf("the server's WAL timeline is now %d (was %d): nothing is granted until %s (server time), the table's largest TTL plus %v after it was seen",
-				quarantine.Timeline, quarantine.Seen, quarantine.Until.UTC().Format(time.RFC3339), table.QuarantineMargin)}
+			Detail: fmt.Sprintf("%s: nothing is granted until %s (server time), the table's largest TTL plus %v after the change was seen",
+				change, quarantine.Until.UTC().Format(time.RFC3339), table.QuarantineMargin)}
 	}
 	return le, row, nil
 }

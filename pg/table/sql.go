@@ -51,6 +51,9 @@ type Meta struct {
 	Until       time.Time     // its end (server time)
 	Exists      bool
 	Schema      int
+	// Previous is the timeline recorded before Observe recorded this one
+	// (0: none, or unchanged).
+	Previous int64
 }
 
 // ReadMeta reads the meta row and the server's timeline in one statement.
@@ -95,7 +98,10 @@ func Observe(ctx context.Context, c *pgx.Conn, ident string) (Meta, error) {
 	if err != nil {
 		return m, fmt.Errorf("table %s: record the WAL timeline %d: %w", ident, m.Timeline, err)
 	}
-	return ReadMeta(ctx, c, ident)
+	prev := m.Seen
+	m, err = ReadMeta(ctx, c, ident)
+	m.Previous = prev
+	return m, err
 }
 
 // Acquire takes (kind, name) for holder when it is free, released or
