@@ -19,7 +19,7 @@ func (le *Lease) ConfirmedAt() time.Time {
 	return le.confirmed
 }
 
-// attemptTimeout bounds one renewal (a dial to the next host included).
+// attemptTimeout bounds one renewal's statement.
 func (le *Lease) attemptTimeout() time.Duration {
 	return min(max(le.l.cfg.TTL/4, time.Second), 10*time.Second)
 }
@@ -36,21 +36,24 @@ func (le *Lease) Renew(ctx context.Context) error {
 	if finished {
 		return fmt.Errorf("%s %q: settled, not renewed again: %w", cfg.Kind, cfg.Name, lease.ErrLost)
 	}
-	ctx, cancel := context.WithTimeout(ctx, le.attemptTimeout())
-	defer cancel()
-	sent := time.Now() // before the statement, never the answer's time
+	var sent time.Time
 	var ok bool
 	var row *table.Row
+	// The dial (to the next host, after a failover) is bounded by the
+	// dial timeout and ctx (the fence); the statement by attemptTimeout.
 	err := cfg.Store.Do(ctx, func(c *conn.Conn) error {
+		sctx, cancel := context.WithTimeout(ctx, le.attemptTimeout())
+		defer cancel()
+		sent = time.Now() // before the statement, never the answer's time
 		var err error
-		if ok, err = table.Renew(ctx, c.Conn, cfg.Store.Ident(), cfg.Kind, cfg.Name, cfg.Holder, le.fence); err != nil {
+		if ok, err = table.Renew(sctx, c.Conn, cfg.Store.Ident(), cfg.Kind, cfg.Name, cfg.Holder, le.fence); err != nil {
 			return err
 		}
 		if c.Unreplicated() {
 			return conn.ErrUnreplicated
 		}
 		if !ok {
-			row, _ = table.Read(ctx, c.Conn, cfg.Store.Ident(), cfg.Kind, cfg.Name)
+			row, _ = table.Read(sctx, c.Conn, cfg.Store.Ident(), cfg.Kind, cfg.Name)
 		}
 		return nil
 	})
