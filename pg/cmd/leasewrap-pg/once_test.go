@@ -5,7 +5,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/leasewrap/leasewrap/internal/testutil"
 	"github.com/leasewrap/leasewrap/pg/internal/pgtest"
 )
 
@@ -57,5 +59,33 @@ func TestOnceReplaysLookupAndRelease(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(counter); strings.Count(string(b), "y") != 2 {
 		t.Fatalf("want the failing job run twice, have %q", b)
+	}
+}
+
+// TestOnceWaiterReplaysTheRunInFlight: a run that finds KEY in flight
+// waits (--wait) and then replays its exit code without running; with
+// --publish-failures a failure is replayed too.
+func TestOnceWaiterReplaysTheRunInFlight(t *testing.T) {
+	srv := pgtest.Start(t)
+	pid, gone := tmp(t, "pid"), tmp(t, "gone")
+	first := startLW(t, nil, "pg", "once", "deploy", "--dsn", srv.DSN(), "--publish-failures", "--",
+		"sh", "-c", "echo $$ > "+pid+".tmp; mv "+pid+".tmp "+pid+"; while [ ! -e "+gone+" ]; do sleep 0.05; done; exit 4")
+	readPID(t, pid)
+	ran := tmp(t, "ran")
+	second := startLW(t, nil, "pg", "once", "deploy", "--dsn", srv.DSN(), "--wait", "60s", "--", "touch", ran)
+	testutil.WaitFor(t, "the second run to wait", pgtest.Scale(30*time.Second), func() bool {
+		return strings.Contains(second.out.String(), "waiting")
+	})
+	if err := os.WriteFile(gone, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := first.wait(t, 30*time.Second); code != 4 {
+		t.Fatalf("first: want its own 4, have %d:\n%s", code, first.out.String())
+	}
+	if code := second.wait(t, 60*time.Second); code != 4 {
+		t.Fatalf("waiter: want the replayed 4, have %d:\n%s", code, second.out.String())
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Fatal("the waiter ran its command instead of replaying")
 	}
 }
