@@ -8,7 +8,6 @@ import (
 
 	"github.com/leasewrap/leasewrap/lease"
 	"github.com/leasewrap/leasewrap/pg/conn"
-	"github.com/leasewrap/leasewrap/pg/internal/store"
 	"github.com/leasewrap/leasewrap/pg/table"
 )
 
@@ -35,10 +34,7 @@ type wake struct {
 }
 
 func (w *wake) listen(ctx context.Context) {
-	cc, err := store.ConnConfig(w.l.cfg.Store)
-	if err != nil {
-		return
-	}
+	cc := w.l.cfg.Store.ConnConfig()
 	ctx, cancel := context.WithTimeout(ctx, w.l.cfg.Timeout)
 	defer cancel()
 	c, err := conn.Dial(ctx, cc, w.l.cfg.Timeout)

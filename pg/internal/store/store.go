@@ -7,7 +7,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -56,6 +55,7 @@ func (s *Store) Do(ctx context.Context, fn func(c *conn.Conn) error) error {
 	if err != nil {
 		return err
 	}
+	c.Unreplicated() // a notice from before this operation is not its
 	if err := fn(c); err != nil {
 		c.Close()
 		return conn.Classify(err)
@@ -100,7 +100,6 @@ func (s *Store) take(ctx context.Context) (*conn.Conn, error) {
 		s.ensured = true
 		s.mu.Unlock()
 	}
-	c.Unreplicated() // a notice from before this operation is not its
 	return c, nil
 }
 
@@ -123,16 +122,6 @@ func (s *Store) Close() {
 	c.Close()
 }
 
-// Bounded is ctx bounded by d, for one statement.
-func Bounded(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, d)
-}
-
-// Errorf wraps err for the table.
-func (s *Store) Errorf(format string, args ...any) error {
-	return fmt.Errorf("table %s: "+format, append([]any{s.ident}, args...)...)
-}
-
 // ConnConfig is the connection configuration s dials with, for a
 // connection of its own (a waiter's LISTEN).
-func ConnConfig(s *Store) (*pgx.ConnConfig, error) { return s.cc, nil }
+func (s *Store) ConnConfig() *pgx.ConnConfig { return s.cc }
