@@ -102,3 +102,48 @@ func TestRenewNeverRetakes(t *testing.T) {
 		t.Fatalf("want b's row untouched with a larger fence, have %s %d", holder, fence)
 	}
 }
+
+// TestWaiterWokenByRelease: a waiter's Wake returns woken (not at its
+// max) once the holder releases: the release's NOTIFY reached it. Another
+// name's release does not wake it.
+func TestWaiterWokenByRelease(t *testing.T) {
+	srv := pgtest.Start(t)
+	ctx := context.Background()
+	holder := newLocker(t, srv, "a")
+	le, err := holder.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, _ := pgx.ParseConfig(srv.DSN())
+	st := store.New(cc, 5*time.Second, `"leasewrap_lease"`)
+	t.Cleanup(st.Close)
+	waiter, err := lock.New(lock.Config{Store: st, Name: "q", TTL: 4 * time.Second, Holder: "b", Notify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := waiter.Notify(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	other, err := lock.New(lock.Config{Store: st, Name: "other", TTL: 4 * time.Second, Holder: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ole, err := other.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ole.Finish(ctx, lease.Result{}); err != nil {
+		t.Fatal(err)
+	}
+	if woke, err := w.Wait(ctx, nil, 300*time.Millisecond); woke || err != nil {
+		t.Fatalf("another name's release: want no wake-up, have %v %v", woke, err)
+	}
+	if err := le.Finish(ctx, lease.Result{}); err != nil {
+		t.Fatal(err)
+	}
+	if woke, err := w.Wait(ctx, nil, pgtest.Scale(30*time.Second)); !woke || err != nil {
+		t.Fatalf("our name's release: want a wake-up, have %v %v", woke, err)
+	}
+}
