@@ -78,7 +78,7 @@ func TestFaultServerStopped(t *testing.T) {
 func TestFaultBackendStopped(t *testing.T) {
 	srv := pgtest.Start(t)
 	hist := tmp(t, "history")
-	holder, hj := startHolder(t, hist, srv.DSN(), "bestop", 30*time.Second)
+	holder, hj := startHolder(t, hist, srv.DSN(), "bestop", 8*time.Second)
 	pids := srv.BackendPIDs(t, "") // the holder's alone: no one else is connected yet
 	if len(pids) == 0 {
 		t.Fatal("the holder has no backend")
