@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 
 	"github.com/leasewrap/leasewrap/lease"
 )
@@ -162,3 +163,19 @@ type redacted struct {
 
 func (e *redacted) Error() string { return e.msg }
 func (e *redacted) Unwrap() error { return e.err }
+
+// CancelOnTimeout returns a copy of cc whose statements, when their
+// context ends, are cancelled on the server (a CancelRequest, as libpq's
+// PQcancel) before the connection is given up half a second later: an
+// acquisition abandoned while it waited for a row lock must not commit
+// after we stopped waiting for it. (pgx's default only closes the socket,
+// which a backend waiting for a lock does not notice.) Not for a
+// connection that waits for notifications: each timeout would open a
+// connection to send a cancel.
+func CancelOnTimeout(cc *pgx.ConnConfig) *pgx.ConnConfig {
+	cc = cc.Copy()
+	cc.BuildContextWatcherHandler = func(pc *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: pc, DeadlineDelay: 500 * time.Millisecond}
+	}
+	return cc
+}

@@ -93,6 +93,10 @@ func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
 // lease could outlive it.
 var ErrTTL = errors.New("pg: TTL above the table's largest")
 
+// errLocked is an acquisition whose statement waited past its bound on
+// an answering server: for the row's lock.
+var errLocked = errors.New("pg: the row stayed locked")
+
 // Try tries once. It returns the Lease, or the row that kept it from us
 // (nil when the quarantine after a timeline change or a concurrent
 // change did), or an error.
@@ -118,8 +122,17 @@ func (l *Locker) Try(ctx context.Context) (*Lease, *table.Row, error) {
 			quarantine = &m
 			return nil
 		}
+		// The statement is bounded on its own: on an answering server it
+		// waits only for the row's lock, which a statement of the holder's
+		// keeps (a renewal waiting for a synchronous standby, a stopped
+		// backend). That is contention, not an unreachable server.
+		actx, cancel := context.WithTimeout(ctx, l.cfg.Timeout)
+		defer cancel()
 		sent := time.Now() // before the statement: the row lives TTL from no earlier
-		fence, ok, err := table.Acquire(ctx, c.Conn, st.Ident(), l.cfg.Kind, l.cfg.Name, l.cfg.Holder, l.cfg.RunID, l.cfg.TTL)
+		fence, ok, err := table.Acquire(actx, c.Conn, st.Ident(), l.cfg.Kind, l.cfg.Name, l.cfg.Holder, l.cfg.RunID, l.cfg.TTL)
+		if err != nil && actx.Err() != nil && ctx.Err() == nil {
+			return errLocked
+		}
 		if err != nil {
 			return err
 		}
@@ -135,6 +148,10 @@ func (l *Locker) Try(ctx context.Context) (*Lease, *table.Row, error) {
 		row, err = table.Read(ctx, c.Conn, st.Ident(), l.cfg.Kind, l.cfg.Name)
 		return err
 	})
+	if errors.Is(err, errLocked) {
+		return nil, nil, &lease.HeldError{Kind: l.cfg.Kind, Key: l.cfg.Name,
+			Detail: fmt.Sprintf("the row stayed locked for %v by another session's statement (a holder's renewal waiting for a synchronous standby, a stopped backend)", l.cfg.Timeout)}
+	}
 	if err != nil {
 		return nil, nil, err
 	}

@@ -147,3 +147,42 @@ func TestWaiterWokenByRelease(t *testing.T) {
 		t.Fatalf("our name's release: want a wake-up, have %v %v", woke, err)
 	}
 }
+
+// TestLockedRowIsHeld: an acquisition that waits for the row's lock (a
+// statement of another session holds it) past its bound is contention,
+// not an unreachable server; once the lock goes, it acquires.
+func TestLockedRowIsHeld(t *testing.T) {
+	srv := pgtest.Start(t)
+	ctx := context.Background()
+	le, err := newLocker(t, srv, "a").Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := le.Finish(ctx, lease.Result{}); err != nil {
+		t.Fatal(err)
+	}
+	c := pgtest.Connect(t, srv.DSN())
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "SELECT 1 FROM leasewrap_lease WHERE kind = 'pg' AND name = 'q' FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	cc, _ := pgx.ParseConfig(srv.DSN())
+	st := store.New(cc, time.Second, `"leasewrap_lease"`)
+	t.Cleanup(st.Close)
+	b, err := lock.New(lock.Config{Store: st, Name: "q", TTL: 4 * time.Second, Holder: "b", Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Acquire(ctx); !errors.Is(err, lease.ErrHeld) || !strings.Contains(err.Error(), "locked") {
+		t.Fatalf("while the row is locked: want held, have %v", err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Acquire(ctx); err != nil {
+		t.Fatalf("after the lock went: %v", err)
+	}
+}

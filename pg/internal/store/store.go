@@ -19,9 +19,10 @@ import (
 // Store is one table on one server (or set of hosts). Its methods may be
 // called from any goroutine.
 type Store struct {
-	cc      *pgx.ConnConfig
-	timeout time.Duration
-	ident   string
+	cc         *pgx.ConnConfig // for a connection of its own (ConnConfig)
+	cancelling *pgx.ConnConfig // cc whose timed-out statements are cancelled
+	timeout    time.Duration
+	ident      string
 
 	// readOnly checks the table without creating it (the admin verbs).
 	readOnly bool
@@ -34,7 +35,7 @@ type Store struct {
 // New returns a Store for the table ident (quoted) on cc's servers;
 // timeout bounds each dial.
 func New(cc *pgx.ConnConfig, timeout time.Duration, ident string) *Store {
-	return &Store{cc: cc, timeout: timeout, ident: ident}
+	return &Store{cc: cc, cancelling: conn.CancelOnTimeout(cc), timeout: timeout, ident: ident}
 }
 
 // ReadOnly makes s check the table without creating it: an absent table
@@ -83,7 +84,7 @@ func (s *Store) take(ctx context.Context) (*conn.Conn, error) {
 	if c != nil && !c.IsClosed() {
 		return c, nil
 	}
-	c, err := conn.Dial(ctx, s.cc, s.timeout)
+	c, err := conn.Dial(ctx, s.cancelling, s.timeout)
 	if err != nil {
 		return nil, err
 	}
