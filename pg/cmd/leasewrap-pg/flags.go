@@ -58,7 +58,7 @@ func adminError(err error) error {
 type runFlags struct {
 	TTL      ttlFlag `help:"Lease TTL in whole seconds (--ttl 30) or as a duration (--ttl 30s), at most the table's largest (5m unless its meta row says otherwise). At least 4 with the default --kill-grace and --renew-every, 2 with --kill-grace 0s." default:"30"`
 	Holder   string  `help:"Holder identity (default: leasewrap:HOST:PID:RANDOM)."`
-	NoNotify bool    `help:"Do not LISTEN for releases while waiting; poll only. Give it through PgBouncer's transaction pooling, where LISTEN reaches a pooled server connection."`
+	NoNotify bool    `help:"Do not LISTEN for releases while waiting; poll only. (A waiter LISTENs only on a direct connection: through a pooler such as PgBouncer it polls anyway.)"`
 	cli.RunFlags
 }
 

@@ -29,7 +29,7 @@ frees the row when it ends. --wait D retries until D, woken at once by the
 release's NOTIFY (--no-notify: polling only).
 
 Each statement is one autocommit statement with the server's time; it works
-unchanged through PgBouncer's transaction pooling (give --no-notify there).
+unchanged through PgBouncer's transaction pooling.
 After a failover (the WAL timeline changed) nothing is granted for the
 table's largest TTL plus 5s.
 
