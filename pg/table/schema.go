@@ -100,7 +100,7 @@ var ErrAbsent = errors.New("table: absent")
 func create(ctx context.Context, c *pgx.Conn, ident string) error {
 	_, err := c.Exec(ctx, DDL(ident))
 	var pe *pgconn.PgError
-	if errors.As(err, &pe) && (pe.Code == "23505" || pe.Code == "42P07") {
+	if errors.As(err, &pe) && (pe.Code == "23505" || pe.Code == "42P07" || pe.Code == "42710") {
 		return nil // created meanwhile by another wrapper: check it
 	}
 	if err != nil {
