@@ -23,6 +23,8 @@ var (
 	etcdModel []byte
 	//go:embed siblings/leasewrap-kube.json
 	kubeModel []byte
+	//go:embed siblings/leasewrap-pg.json
+	pgModel []byte
 )
 
 // completionCmd prints a shell's completion script.
@@ -32,7 +34,7 @@ type completionCmd struct {
 
 func (c *completionCmd) Help() string {
 	return `Prints the completion script for the shell on stdout. It is generated from
-the same command line --help describes, the etcd and kube kinds included.
+the same command line --help describes, the etcd, kube and pg kinds included.
 Packages install it for you; by hand:
 
   leasewrap completion bash > /usr/share/bash-completion/completions/leasewrap
@@ -115,7 +117,7 @@ func describeLeasewrap() (*kongdoc.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, m := range [][]byte{etcdModel, kubeModel} {
+	for _, m := range [][]byte{etcdModel, kubeModel, pgModel} {
 		sib, err := kongdoc.Read(m)
 		if err != nil {
 			return nil, err

@@ -37,12 +37,14 @@ const (
 	groupLocal = "One host (or hosts sharing a directory)"
 	groupEtcd  = "Across hosts, on etcd (served by leasewrap-etcd)"
 	groupKube  = "On Kubernetes (served by leasewrap-kube)"
+	groupPg    = "On PostgreSQL (served by leasewrap-pg)"
 )
 
 // The sibling executables.
 var (
 	etcdExe = &sibling{"leasewrap-etcd", "in a checkout of leasewrap, make build builds it into bin/, or go install ./etcd/cmd/leasewrap-etcd"}
 	kubeExe = &sibling{"leasewrap-kube", "in a checkout of leasewrap, make build builds it into bin/, or go install ./kube/cmd/leasewrap-kube"}
+	pgExe   = &sibling{"leasewrap-pg", "in a checkout of leasewrap, make build builds it into bin/, or go install ./pg/cmd/leasewrap-pg"}
 )
 
 // kinds is the one table of leasewrap's kinds, in the order --help lists
@@ -65,6 +67,8 @@ var kinds = []kind{
 		help: "Run a command at most once per key across hosts, on etcd."},
 	{name: "kube", group: groupKube, cmd: func() any { return &kubeCmd{} }, sibling: kubeExe,
 		help: "Hold a coordination.k8s.io Lease, interoperable with client-go leader election, fenced."},
+	{name: "pg", group: groupPg, cmd: func() any { return &pgCmd{} }, sibling: pgExe,
+		help: "A lease row in a PostgreSQL table, fenced across failover; once per key."},
 }
 
 // kindNamed is the row of the kind called name, or nil.
@@ -113,6 +117,13 @@ type (
 	kubeCmd struct {
 		Run    siblingVerbCmd `cmd:"" help:"Hold the Lease NAME while running a command."`
 		Holder siblingVerbCmd `cmd:"" help:"Show the Lease NAME's holder as JSON (exit 0 held, 1 not held or absent, 2 error)."`
+	}
+	pgCmd struct {
+		Run     siblingVerbCmd `cmd:"" help:"Hold the lease NAME (a row in --table) while running a command."`
+		Holder  siblingVerbCmd `cmd:"" help:"Show the lease NAME's row as JSON (exit 0 held, 1 free, 2 error)."`
+		Once    siblingVerbCmd `cmd:"" help:"Run a command once per KEY across hosts; later runs replay its exit code."`
+		Lookup  siblingVerbCmd `cmd:"" help:"Show once KEY's row as JSON (exit 0 running or done, 1 free, 2 error)."`
+		Release siblingVerbCmd `cmd:"" help:"Free once KEY if run --run-id finished it (so the next run runs again)."`
 	}
 )
 

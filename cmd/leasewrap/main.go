@@ -42,17 +42,17 @@ Examples:
 
 The commands below, kind by kind; leasewrap help KIND VERB (or KIND VERB
 --help) explains one with its flags and examples, and man leasewrap-KIND
-says the same. The etcd and Kubernetes kinds are served by leasewrap-etcd
-and leasewrap-kube, installed beside leasewrap.
+says the same. The etcd, Kubernetes and PostgreSQL kinds are served by
+leasewrap-etcd, leasewrap-kube and leasewrap-pg, installed beside leasewrap.
 
 Every run verb also takes --metrics-file PATH (Prometheus textfile after the
 run) and --listen ADDR (/metrics, /healthz, /readyz while it runs).
 
 Exit codes (run verbs): the child's code; 128+N if it died of signal N;
-64 usage; 65 a record leasewrap refuses to touch; 69 etcd (or the cluster)
-did not answer; 70 internal or I/O error; 75 lease held by another
+64 usage; 65 a record leasewrap refuses to touch; 69 etcd (or the cluster,
+or PostgreSQL) did not answer; 70 internal or I/O error; 75 lease held by another
 (--conflict-exit-code); 76 lease lost; 77 TLS or authentication refused;
-127 or 126 the command (or leasewrap-etcd, leasewrap-kube) was not found or cannot be
+127 or 126 the command (or leasewrap-etcd, -kube, -pg) was not found or cannot be
 executed (as env(1); nothing ran). Admin verbs: 0 done, 1 held / nothing
 there, 2 usage or error.`
 
