@@ -8,8 +8,8 @@ import (
 	"os"
 	"time"
 
+	"crypto/rand"
 	"github.com/leasewrap/leasewrap/cli"
-	"github.com/leasewrap/leasewrap/internal/randbytes"
 	"github.com/leasewrap/leasewrap/pg/conn"
 	"github.com/leasewrap/leasewrap/pg/lock"
 	"github.com/leasewrap/leasewrap/pg/once"
@@ -64,7 +64,7 @@ func (c *pgOnceCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	runID := c.RunID
 	if runID == "" {
 		b := make([]byte, 16)
-		if err := randbytes.Read(b); err != nil {
+		if _, err := rand.Read(b); err != nil {
 			return err
 		}
 		runID = hex.EncodeToString(b)
