@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -43,5 +44,22 @@ func TestClassify(t *testing.T) {
 func TestRedact(t *testing.T) {
 	if have := Redact("connect user=a password=s3cret failed", "s3cret"); have != "connect user=a password=xxxxx failed" {
 		t.Fatalf("have %q", have)
+	}
+}
+
+func TestParseSource(t *testing.T) {
+	env := map[string]string{"DATABASE_URL": "postgres://u:pw-from-env@h:5433/db?target_session_attrs=read-write"}
+	c := Config{Getenv: func(k string) string { return env[k] }}
+	cc, err := c.Parse()
+	if err != nil || c.Source() != "$DATABASE_URL" || cc.Port != 5433 || cc.Password != "pw-from-env" {
+		t.Fatalf("from DATABASE_URL: have %v, %s, %+v", err, c.Source(), cc)
+	}
+	c.DSN = "host=other port=5434 user=v"
+	if cc, err = c.Parse(); err != nil || c.Source() != "--dsn" || cc.Host != "other" || cc.Port != 5434 {
+		t.Fatalf("--dsn wins: have %v, %s", err, c.Source())
+	}
+	c.DSN = "postgres://u:s3cret@h:notaport/db"
+	if _, err := c.Parse(); err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("a bad DSN: want an error without its password, have %v", err)
 	}
 }

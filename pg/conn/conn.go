@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -29,8 +30,15 @@ type Config struct {
 	// DialTimeout bounds one host's connection attempt when the DSN sets
 	// no connect_timeout, and a whole Dial.
 	DialTimeout time.Duration
-	// Getenv reads the environment (os.Getenv).
+	// Getenv reads the environment; nil means os.Getenv.
 	Getenv func(string) string
+}
+
+func (c Config) getenv(k string) string {
+	if c.Getenv == nil {
+		return os.Getenv(k)
+	}
+	return c.Getenv(k)
 }
 
 // Source says where the DSN came from, for messages: "--dsn",
@@ -39,7 +47,7 @@ func (c Config) Source() string {
 	switch {
 	case c.DSN != "":
 		return "--dsn"
-	case c.Getenv("DATABASE_URL") != "":
+	case c.getenv("DATABASE_URL") != "":
 		return "$DATABASE_URL"
 	}
 	return "the PG* environment variables"
@@ -50,7 +58,7 @@ func (c Config) Source() string {
 func (c Config) Parse() (*pgx.ConnConfig, error) {
 	dsn := c.DSN
 	if dsn == "" {
-		dsn = c.Getenv("DATABASE_URL")
+		dsn = c.getenv("DATABASE_URL")
 	}
 	cc, err := pgx.ParseConfig(dsn)
 	if err != nil {

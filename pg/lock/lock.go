@@ -156,7 +156,7 @@ func (l *Locker) Try(ctx context.Context) (*Lease, *table.Row, error) {
 		return nil, nil, err
 	}
 	if quarantine != nil {
-		change := fmt.Sprintf("the server's WAL timeline changed to %d", quarantine.Timeline)
+		change := fmt.Sprintf("the server is on WAL timeline %d, new to this table (a failover, or the table's first use on a timeline above 1)", quarantine.Timeline)
 		if quarantine.Previous != 0 {
 			change = fmt.Sprintf("the server's WAL timeline is %d (before: %d)", quarantine.Timeline, quarantine.Previous)
 		}
