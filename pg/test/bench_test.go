@@ -117,7 +117,7 @@ func lwHandover(t *testing.T, bin string, srv *pgtest.Server, i int, extra []str
 		return runArgs(name, srv.DSN(), append([]string{"--ttl", "10s", "--wait", "30s"}, extra...)...)
 	}
 	h := startExe(t, bin, jobEnv(hist, 700*time.Millisecond), args()...)
-	waitJobs(t, hist, 1, 30*time.Second)
+	waitJobs(t, hist, 1, 30*time.Second, h)
 	w := startExe(t, bin, jobEnv(hist, 0), args()...)
 	for _, x := range []*wrapper{h, w} {
 		if code := x.wait(t, time.Minute); code != 0 {
@@ -140,6 +140,8 @@ func connect(t *testing.T, srv *pgtest.Server) *pgx.Conn {
 func advisoryHandover(t *testing.T, srv *pgtest.Server) time.Duration {
 	ctx := context.Background()
 	a, b := connect(t, srv), connect(t, srv)
+	defer a.Close(ctx) // max_connections: not one pair per round until the end
+	defer b.Close(ctx)
 	if _, err := a.Exec(ctx, "select pg_advisory_lock(42)"); err != nil {
 		t.Fatal(err)
 	}
@@ -178,6 +180,8 @@ const (
 func shedlockHandover(t *testing.T, srv *pgtest.Server) time.Duration {
 	ctx := context.Background()
 	a, b := connect(t, srv), connect(t, srv)
+	defer a.Close(ctx) // max_connections: not one pair per round until the end
+	defer b.Close(ctx)
 	if _, err := a.Exec(ctx, shedDDL); err != nil {
 		t.Fatal(err)
 	}
@@ -212,9 +216,9 @@ func lwTakeover(t *testing.T, bin string, srv *pgtest.Server, i int) time.Durati
 	hist := tmp(t, "h")
 	name := fmt.Sprintf("takeover-%d", i)
 	h := startExe(t, bin, jobEnv(hist, time.Minute), runArgs(name, srv.DSN(), "--ttl", "4s", "--kill-grace", "1s")...)
-	waitJobs(t, hist, 1, 30*time.Second)
+	waitJobs(t, hist, 1, 30*time.Second, h)
 	w := startExe(t, bin, jobEnv(hist, 0), runArgs(name, srv.DSN(), "--ttl", "4s", "--kill-grace", "1s", "--wait", "30s")...)
-	time.Sleep(300 * time.Millisecond) // the waiter queued: its first attempt found the lease held
+	testutil.WaitFor(t, "the waiter to queue", pgtest.Scale(30*time.Second), func() bool { return strings.Contains(w.out.String(), "waiting") })
 	killed := monoNow()
 	h.Cmd.Process.Signal(syscall.SIGKILL)
 	if code := w.wait(t, time.Minute); code != 0 {
@@ -231,7 +235,7 @@ func statements(t *testing.T, bin string, srv *pgtest.Server, rep *strings.Build
 	// Renewals: a holder renewing every 500 ms.
 	hist := tmp(t, "h")
 	h := startExe(t, bin, jobEnv(hist, 10*time.Minute), runArgs("renew", srv.DSN(), "--ttl", "6s", "--renew-every", "500ms")...)
-	waitJobs(t, hist, 1, 30*time.Second)
+	waitJobs(t, hist, 1, 30*time.Second, h)
 	calls := count(t, srv, 10*time.Second)
 	renewals := 0
 	total := 0
@@ -258,7 +262,11 @@ func statements(t *testing.T, bin string, srv *pgtest.Server, rep *strings.Build
 		w := startExe(t, bin, nil, append(args, "--", "true")...)
 		time.Sleep(2 * time.Second)
 		both := sum(count(t, srv, window))
-		fmt.Fprintf(rep, "| waiter %s | %.1f |\n", strings.Join(extra, " "), perMinute(both-hold, window))
+		label := "waiter (LISTEN/NOTIFY)"
+		if len(extra) > 0 {
+			label = "waiter " + strings.Join(extra, " ")
+		}
+		fmt.Fprintf(rep, "| %s | %.1f |\n", label, perMinute(both-hold, window))
 		stopGroup(w)
 	}
 	fmt.Fprintf(rep, "\nIdle memory of every process leasewrap adds (an idle holder at the defaults, the job `sleep` left out; VmRSS median over %v):\n\n| process | VmRSS |\n| --- | --- |\n", window)

@@ -18,7 +18,7 @@ func startHolder(t *testing.T, hist, dsn, name string, sleep time.Duration, extr
 	t.Helper()
 	before := len(readHistory(t, hist).jobs)
 	w := startLW(t, jobEnv(hist, sleep, extraEnv...), runArgs(name, dsn, append(fast, "--wait", "60s")...)...)
-	jobs := waitJobs(t, hist, before+1, 30*time.Second)
+	jobs := waitJobs(t, hist, before+1, 30*time.Second, w)
 	return w, jobs[len(jobs)-1]
 }
 

@@ -131,14 +131,22 @@ func jobEnv(hist string, sleep time.Duration, extra ...string) []string {
 	return append([]string{envJob + "=" + hist, envJobSleep + "=" + sleep.String()}, extra...)
 }
 
-// waitJobs waits until hist has at least n jobs started and returns them.
-func waitJobs(t testing.TB, hist string, n int, within time.Duration) []*job {
+// waitJobs waits until hist has at least n jobs started and returns them;
+// on a timeout it shows the output of the wrappers ws.
+func waitJobs(t testing.TB, hist string, n int, within time.Duration, ws ...*wrapper) []*job {
 	t.Helper()
 	var h *history
-	testutil.WaitFor(t, fmt.Sprintf("%d jobs started in %s", n, hist), pgtest.Scale(within), func() bool {
+	err := testutil.Poll(pgtest.Scale(within), func() bool {
 		h = readHistory(t, hist)
 		return len(h.jobs) >= n
 	})
+	if err != nil {
+		var outs []string
+		for _, w := range ws {
+			outs = append(outs, fmt.Sprintf("leasewrap-pg %v (exit %d):\n%s", redactArgs(w.Cmd.Args[1:]), w.Code(), w.out.String()))
+		}
+		t.Fatalf("%v waiting for %d jobs started in %s\n%s", err, n, hist, strings.Join(outs, "\n"))
+	}
 	return h.jobs
 }
 
