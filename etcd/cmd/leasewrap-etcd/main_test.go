@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 		stdout, stderr := cli.Streams(os.Args[1:]) // as main does
 		os.Exit(realMain(os.Args[1:], stdout, stderr))
 	}
+	// Every leasewrap-etcd the tests start waits for the loopback etcd as
+	// long as this machine needs (a test of the dial timeout names its own).
+	os.Setenv("ETCDCTL_DIAL_TIMEOUT", testutil.Scale(2*time.Second).String())
 	os.Exit(m.Run())
 }
 
