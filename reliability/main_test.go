@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 // The test binary doubles as the wrapped command: with childEnv set it is a
@@ -230,9 +232,11 @@ func runBounded(t testing.TB, cmd *exec.Cmd, started func(pid int)) result {
 	if started != nil {
 		started(cmd.Process.Pid)
 	}
-	timer := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
-	defer timer.Stop()
+	timer := time.AfterFunc(testutil.Scale(time.Minute), func() { cmd.Process.Kill() })
 	err = cmd.Wait()
+	if !timer.Stop() {
+		stderr.WriteString("\n(test: SIGKILLed by runBounded's deadline)\n")
+	}
 	return resultOf(cmd, err, out.String(), stderr.String())
 }
 
