@@ -69,7 +69,15 @@ func TestKubeFaultAPIServerPaused(t *testing.T) {
 	if err := s.WaitReady(kubetest.ReadyTimeout); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second) // let the admin's watch deliver what the server kept
+	// The admin's watch has delivered what the server kept once it has
+	// seen the Lease's current renewTime.
+	if cur, err := s.Admin.CoordinationV1().Leases(kubetest.Namespace).Get(context.Background(), "paused", metav1.GetOptions{}); err == nil &&
+		cur.Spec.RenewTime != nil && cur.Spec.HolderIdentity != nil && *cur.Spec.HolderIdentity == "lw-paused" {
+		testutil.WaitFor(t, "the admin's watch to see the last renewal the server kept", 30*time.Second, func() bool {
+			r, _ := lw.lastRenewal("lw-paused")
+			return !r.Before(cur.Spec.RenewTime.Time)
+		})
+	}
 	renewed, dur := lw.lastRenewal("lw-paused")
 	if renewed.IsZero() {
 		t.Fatal("no renewal of lw-paused seen")
