@@ -32,7 +32,7 @@ func escapeScript(pidf string) string {
 // if the leasewrap run on done ends first.
 func readPIDFile(t *testing.T, path string, done <-chan result) int {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(testutil.Scale(10 * time.Second)); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		select {
 		case r := <-done:
 			t.Fatalf("leasewrap ended before %s was written: %v", path, r)
@@ -44,7 +44,7 @@ func readPIDFile(t *testing.T, path string, done <-chan result) int {
 			}
 		}
 	}
-	t.Fatalf("%s not written within 10 s", path)
+	t.Fatalf("%s not written within %v", path, testutil.Scale(10*time.Second))
 	return 0
 }
 
@@ -65,10 +65,12 @@ func runToExit(t *testing.T, cmd *exec.Cmd) result {
 		t.Errorf("start %s: %v", cmd.Path, err)
 		return result{code: -1}
 	}
-	timer := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
-	defer timer.Stop()
+	timer := time.AfterFunc(testutil.Scale(time.Minute), func() { cmd.Process.Kill() })
 	err = cmd.Wait()
 	b, _ := os.ReadFile(f.Name())
+	if !timer.Stop() {
+		b = append(b, "\n(test: SIGKILLed by runToExit's deadline)\n"...)
+	}
 	return resultOf(cmd, err, "", string(b))
 }
 
@@ -147,6 +149,29 @@ func TestSetsidEscapeeKeepsTheLease(t *testing.T) {
 	}
 }
 
+// takeClaim rewrites the claim at path from holder from to holder to as
+// the claims protocol lets a writer: under the key's recovery mutex (a
+// renewal re-reads the claim inside it) and by temp file and rename.
+// Written without the mutex, the take could land between a renewal's read
+// and its replace and be overwritten: the holder would never lose.
+func takeClaim(t *testing.T, path, from, to string) {
+	t.Helper()
+	mutex := path + ".recovery.d"
+	testutil.WaitFor(t, "the claim's recovery mutex "+mutex, 10*time.Second, func() bool { return os.Mkdir(mutex, 0o755) == nil })
+	defer os.Remove(mutex)
+	b, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(b), "holder: "+from) {
+		t.Fatalf("claim %s: want holder %s, have %v:\n%s", path, from, err, b)
+	}
+	tmp := filepath.Join(filepath.Dir(path), ".claim-tmp-take")
+	if err := os.WriteFile(tmp, []byte(strings.Replace(string(b), "holder: "+from, "holder: "+to, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A nested leasewrap is part of its outer job, in both forms: the outer
 // claim is taken from it (another holder), the outer stops its job and
 // exits 76, and by then the inner wrapper's TERM-ignoring command is gone,
@@ -170,14 +195,7 @@ func TestNestedLeasewrapEndsWithTheOuterLease(t *testing.T) {
 				pid := readPIDFile(t, pidf, done)
 				// Another holder takes the outer claim: the next renewal
 				// finds it held_by_other, the lease is lost.
-				claim := filepath.Join(outerRoot, ".fno", "claims", "outer.lock")
-				b, err := os.ReadFile(claim)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(claim, []byte(strings.Replace(string(b), "holder: outer-h", "holder: thief", 1)), 0o644); err != nil {
-					t.Fatal(err)
-				}
+				takeClaim(t, filepath.Join(outerRoot, ".fno", "claims", "outer.lock"), "outer-h", "thief")
 				r := <-done
 				alive := running(pid)
 				syscall.Kill(pid, syscall.SIGKILL)

@@ -25,6 +25,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/leasewrap/leasewrap/internal/testutil"
+
 	// The battery drives Linux-only processes: on another OS this import
 	// fails the build with one message saying so.
 	_ "github.com/leasewrap/leasewrap/internal/linuxonly"
@@ -242,9 +244,11 @@ func runBounded(t testing.TB, cmd *exec.Cmd, started func(pid int)) result {
 	if started != nil {
 		started(cmd.Process.Pid)
 	}
-	timer := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
-	defer timer.Stop()
+	timer := time.AfterFunc(testutil.Scale(time.Minute), func() { cmd.Process.Kill() })
 	err = cmd.Wait()
+	if !timer.Stop() {
+		stderr.WriteString("\n(test: SIGKILLed by runBounded's deadline)\n")
+	}
 	return resultOf(cmd, err, out.String(), stderr.String())
 }
 

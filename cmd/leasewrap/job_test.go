@@ -99,9 +99,9 @@ func TestBrokenStderrDoesNotStopSupervision(t *testing.T) {
 		go func() { done <- cmd.Wait() }()
 		select {
 		case <-done:
-		case <-time.After(30 * time.Second):
+		case <-time.After(testutil.Scale(30 * time.Second)):
 			cmd.Process.Kill()
-			t.Fatal("leasewrap did not exit within 30s")
+			t.Fatal("leasewrap did not exit in time")
 		}
 		return cmd.ProcessState.ExitCode()
 	}

@@ -55,14 +55,15 @@ func startProc(t *testing.T, cmd *exec.Cmd) *proc {
 	return p
 }
 
-// wait returns the exit code, failing the test after 30 s.
+// wait returns the exit code, failing the test after 30 s (stretched by
+// testutil.Scale).
 func (p *proc) wait(t *testing.T) int {
 	t.Helper()
 	select {
 	case <-p.Done():
-	case <-time.After(30 * time.Second):
+	case <-time.After(testutil.Scale(30 * time.Second)):
 		p.Cmd.Process.Kill()
-		t.Fatalf("leasewrap %v did not exit within 30s\nstdout:\n%s\nstderr:\n%s", p.Cmd.Args[1:], &p.stdout, &p.stderr)
+		t.Fatalf("leasewrap %v did not exit in time\nstdout:\n%s\nstderr:\n%s", p.Cmd.Args[1:], &p.stdout, &p.stderr)
 	}
 	return p.Cmd.ProcessState.ExitCode()
 }

@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/leasewrap/leasewrap/etcd/internal/etcdtest"
+	"github.com/leasewrap/leasewrap/internal/testutil"
 	"github.com/leasewrap/leasewrap/lease"
 )
 
@@ -144,7 +146,7 @@ func TestWaitersFIFOAndLock(t *testing.T) {
 			}
 			prevFence = fence
 			g.l.Finish(context.Background(), lease.Result{})
-		case <-time.After(10 * time.Second):
+		case <-time.After(testutil.Scale(10 * time.Second)):
 			t.Fatalf("waiter %d did not get the lock within 10s", want)
 		}
 	}
@@ -153,15 +155,10 @@ func TestWaitersFIFOAndLock(t *testing.T) {
 
 func waitKeys(t *testing.T, cli *clientv3.Client, pfx string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	testutil.WaitFor(t, fmt.Sprintf("%d keys under %s", n, pfx), 10*time.Second, func() bool {
 		resp, err := cli.Get(context.Background(), pfx, clientv3.WithPrefix(), clientv3.WithCountOnly())
-		if err == nil && resp.Count >= int64(n) {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("want %d keys under %s within 10s", n, pfx)
+		return err == nil && resp.Count >= int64(n)
+	})
 }
 
 func TestRevokeIsLossAtOnce(t *testing.T) {
@@ -179,8 +176,8 @@ func TestRevokeIsLossAtOnce(t *testing.T) {
 	select {
 	case <-l.Done():
 		t.Logf("loss noticed %v after the revoke", time.Since(start))
-	case <-time.After(5 * time.Second):
-		t.Fatal("Done not closed within 5s of the revoke")
+	case <-time.After(testutil.Scale(5 * time.Second)):
+		t.Fatal("Done not closed after the revoke")
 	}
 	if err := l.Renew(context.Background()); !errors.Is(err, lease.ErrLost) {
 		t.Fatalf("want ErrLost, have %v", err)
@@ -258,7 +255,7 @@ func TestNextInLineIsGrantedOnlyWhileItsKeyIsOurs(t *testing.T) {
 				if err != nil || len(now.Kvs) != 1 || now.Kvs[0].CreateRevision != g.l.(*Lease).Fence() {
 					t.Fatalf("the granted key %s is not the waiter's: %v %v", key, now, err)
 				}
-			case <-time.After(10 * time.Second):
+			case <-time.After(testutil.Scale(10 * time.Second)):
 				t.Fatal("the waiter was not granted within 10s")
 			}
 		})

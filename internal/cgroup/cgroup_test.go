@@ -129,8 +129,8 @@ func TestGroupHoldsWhatLeavesTheProcessGroup(t *testing.T) {
 	esc, _ := strconv.Atoi(testutil.WaitFile(t, pidf, 10*time.Second))
 	select { // the shell exits at once
 	case <-cmd.done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the shell that started the escapee did not exit within 10s")
+	case <-time.After(testutil.Scale(10 * time.Second)):
+		t.Fatal("the shell that started the escapee did not exit")
 	}
 	pids, err := g.Members()
 	if err != nil || !slices.Contains(pids, esc) {
@@ -146,7 +146,7 @@ func TestGroupHoldsWhatLeavesTheProcessGroup(t *testing.T) {
 	if err := g.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if empty, err := g.Wait(10 * time.Second); !empty || err != nil {
+	if empty, err := g.Wait(testutil.Scale(10 * time.Second)); !empty || err != nil {
 		t.Fatalf("want empty after Kill, have empty=%v %v", empty, err)
 	}
 	if procstat.Running(esc) { // a zombie until init reaps it: not running
@@ -182,7 +182,7 @@ func TestNestedGroupInsideAPopulatedOne(t *testing.T) {
 	if err := outer.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if empty, err := outer.Wait(10 * time.Second); !empty || err != nil {
+	if empty, err := outer.Wait(testutil.Scale(10 * time.Second)); !empty || err != nil {
 		t.Fatalf("want empty, have %v %v", empty, err)
 	}
 	if pop, _ := inner.Populated(); pop {

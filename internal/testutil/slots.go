@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,6 +21,37 @@ import (
 func SlotJob(log string, secs float64) string {
 	return fmt.Sprintf(`echo "s $LEASEWRAP_SLOT $(date +%%s%%N) $$" >> %s; sleep %g; echo "e $LEASEWRAP_SLOT $(date +%%s%%N) $$" >> %s`, log, secs, log)
 }
+
+// GatedSlotJob is SlotJob whose jobs, after secs, also wait for gate to
+// open (a shared flock(1) on the file gate, which HoldGate holds
+// exclusively) before they end: a test can look at the slots while it
+// knows they are held, however slow the machine.
+func GatedSlotJob(log, gate string, secs float64) string {
+	return fmt.Sprintf(`echo "s $LEASEWRAP_SLOT $(date +%%s%%N) $$" >> %s; sleep %g; flock -s %s true; echo "e $LEASEWRAP_SLOT $(date +%%s%%N) $$" >> %s`, log, secs, gate, log)
+}
+
+// Gate is a file whose exclusive flock the test holds: GatedSlotJob's
+// jobs wait for its release.
+type Gate struct{ f *os.File }
+
+// HoldGate creates the file path and holds its flock until Open or the
+// end of the test.
+func HoldGate(t testing.TB, path string) *Gate {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatalf("flock %s: %v", path, err)
+	}
+	g := &Gate{f: f}
+	t.Cleanup(g.Open)
+	return g
+}
+
+// Open lets the held jobs end, and later ones pass at once.
+func (g *Gate) Open() { g.f.Close() }
 
 // SlotRun is one job of a slot history: its slot and when it ran.
 type SlotRun struct {
@@ -99,37 +131,28 @@ func CheckSlots(t testing.TB, log string, n int, killed map[int]int64) []SlotRun
 // was killed, and the moment it was seen gone is its end for CheckSlots
 // (no earlier than its real end; a slot's lease outlives it by far).
 type KilledJobs struct {
-	stop chan struct{}
-	done chan struct{}
-	seen map[int]int64
+	stop   chan struct{} // closed by Stop
+	giveUp chan struct{} // closed when Stop stops waiting
+	done   chan struct{}
+	seen   map[int]int64
 }
 
 // WatchKilled starts watching log's jobs.
 func WatchKilled(log string) *KilledJobs {
-	k := &KilledJobs{stop: make(chan struct{}), done: make(chan struct{}), seen: map[int]int64{}}
+	k := &KilledJobs{stop: make(chan struct{}), giveUp: make(chan struct{}), done: make(chan struct{}), seen: map[int]int64{}}
 	go func() {
 		defer close(k.done)
 		t := time.NewTicker(5 * time.Millisecond)
 		defer t.Stop()
+		stop := k.stop
 		for {
-			b, _ := os.ReadFile(log)
-			open := map[int]bool{}
-			for _, line := range strings.Split(string(b), "\n") {
-				f := strings.Fields(line)
-				if len(f) != 4 {
-					continue
-				}
-				pid, _ := strconv.Atoi(f[3])
-				open[pid] = f[0] == "s"
-			}
-			now := time.Now().UnixNano()
-			for pid, running := range open {
-				if _, ok := k.seen[pid]; running && !ok && !procstat.Running(pid) {
-					k.seen[pid] = now
-				}
+			if open := k.look(log); open == 0 && stop == nil {
+				return
 			}
 			select {
-			case <-k.stop:
+			case <-stop:
+				stop = nil // from now on, return once no job is open
+			case <-k.giveUp:
 				return
 			case <-t.C:
 			}
@@ -138,10 +161,45 @@ func WatchKilled(log string) *KilledJobs {
 	return k
 }
 
-// Stop ends the watch and returns when each killed job was seen gone.
+// look notes the jobs of log seen gone without their end line, and
+// returns how many jobs are still open: started, not ended, not seen gone.
+func (k *KilledJobs) look(log string) int {
+	b, _ := os.ReadFile(log)
+	running := map[int]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 4 {
+			continue
+		}
+		pid, _ := strconv.Atoi(f[3])
+		running[pid] = f[0] == "s"
+	}
+	now := time.Now().UnixNano()
+	open := 0
+	for pid, r := range running {
+		if _, ok := k.seen[pid]; !r || ok {
+			continue
+		}
+		if procstat.Running(pid) {
+			open++
+		} else {
+			k.seen[pid] = now
+		}
+	}
+	return open
+}
+
+// Stop waits until every job that started has ended or was seen gone (at
+// most 30 s, stretched by Scale; CheckSlots then names a job still
+// running), ends the watch and returns when each killed job was seen gone.
 func (k *KilledJobs) Stop() map[int]int64 {
 	close(k.stop)
-	<-k.done
+	select {
+	case <-k.done:
+	case <-time.After(Scale(30 * time.Second)):
+		close(k.giveUp)
+		<-k.done
+	}
 	return k.seen
 }
 

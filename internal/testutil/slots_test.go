@@ -2,8 +2,11 @@ package testutil
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestCheckSlotsCatches: the checker sees too many jobs at once and two
@@ -35,3 +38,26 @@ type recorder struct {
 
 func (r *recorder) Errorf(string, ...any) { r.failed = true }
 func (r *recorder) Helper()               {}
+
+// A GatedSlotJob ends only after its gate opens, and one started after
+// passes at once.
+func TestGatedSlotJobWaitsForItsGate(t *testing.T) {
+	dir := t.TempDir()
+	log, gatePath := filepath.Join(dir, "h"), filepath.Join(dir, "gate")
+	gate := HoldGate(t, gatePath)
+	job := func() *Proc {
+		cmd := exec.Command("sh", "-c", GatedSlotJob(log, gatePath, 0))
+		cmd.Env = append(os.Environ(), "LEASEWRAP_SLOT=0")
+		return Start(t, cmd)
+	}
+	held := job()
+	WaitFor(t, "the job's start line", 10*time.Second, func() bool { b, _ := os.ReadFile(log); return strings.Contains(string(b), "s 0 ") })
+	opened := time.Now().UnixNano()
+	gate.Open()
+	held.WaitOK(t, 10*time.Second)
+	job().WaitOK(t, 10*time.Second)
+	runs := CheckSlots(t, log, 2, nil)
+	if len(runs) != 2 || runs[0].End < opened {
+		t.Fatalf("want the held job to end after the gate opened (%d), have %+v", opened, runs)
+	}
+}

@@ -1,6 +1,7 @@
 // Package testutil holds the helpers the tests of several packages share:
 // bounded polling and helper processes whose exit and output are observed
-// with deadlines. It is imported only by _test.go files.
+// with deadlines, which Scale stretches to the machine. It is imported
+// only by _test.go files.
 package testutil
 
 import (
@@ -26,9 +27,11 @@ import (
 // pollEvery is how often Poll and WaitFor look at their condition.
 const pollEvery = 5 * time.Millisecond
 
-// Poll calls cond every 5 ms until it returns true (nil) or within has
-// passed (an error). For helper processes, which have no *testing.T.
+// Poll calls cond every 5 ms until it returns true (nil) or within
+// (stretched by Scale) has passed (an error). For helper processes, which
+// have no *testing.T.
 func Poll(within time.Duration, cond func() bool) error {
+	within = Scale(within)
 	deadline := time.Now().Add(within)
 	for !cond() {
 		if time.Now().After(deadline) {
@@ -39,7 +42,8 @@ func Poll(within time.Duration, cond func() bool) error {
 	return nil
 }
 
-// WaitFor polls cond every 5 ms and fails t if it is not true within.
+// WaitFor polls cond every 5 ms and fails t if it is not true within
+// (stretched by Scale).
 func WaitFor(t testing.TB, what string, within time.Duration, cond func() bool) {
 	t.Helper()
 	if err := Poll(within, cond); err != nil {
@@ -153,9 +157,10 @@ func (p *Proc) Err() error {
 }
 
 // Wait waits for the process to exit and returns its exit error; it fails
-// t if the process has not exited within.
+// t if the process has not exited within (stretched by Scale).
 func (p *Proc) Wait(t testing.TB, within time.Duration) error {
 	t.Helper()
+	within = Scale(within)
 	select {
 	case <-p.done:
 		return p.err
@@ -190,9 +195,11 @@ func (p *Proc) Kill(t testing.TB, within time.Duration) {
 }
 
 // Line returns the next line of the process's stdout (StartPiped), without
-// its line end; it fails t on a read error or when none comes within.
+// its line end; it fails t on a read error or when none comes within
+// (stretched by Scale).
 func (p *Proc) Line(t testing.TB, within time.Duration) string {
 	t.Helper()
+	within = Scale(within)
 	type res struct {
 		s   string
 		err error
@@ -228,13 +235,19 @@ func WaitFile(t testing.TB, path string, within time.Duration) string {
 	return strings.TrimSpace(s)
 }
 
-// WaitGone waits up to within for pid to be gone (a zombie counts as gone)
-// and returns how long that took.
+// WaitGone waits up to within for pid to be gone (a zombie counts as
+// gone) and returns how long that took. Unlike the other waits here,
+// within is not stretched: callers assert a safety bound with it (a job
+// gone before its lease could lapse).
 func WaitGone(t testing.TB, pid int, within time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
-	if err := Poll(within, func() bool { return !procstat.Running(pid) }); err != nil {
-		t.Fatalf("pid %d still alive %v later", pid, within)
+	deadline := start.Add(within)
+	for procstat.Running(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d still alive %v later", pid, within)
+		}
+		time.Sleep(pollEvery)
 	}
 	return time.Since(start)
 }
@@ -267,10 +280,10 @@ func (l *Buffer) String() string {
 	return l.b.String()
 }
 
-// Get GETs http://addr+path with a 5 s timeout and returns the status and
+// Get GETs http://addr+path with a 5 s timeout (stretched by Scale) and returns the status and
 // body; status 0 (with the error as body) means the connection failed.
 func Get(addr, path string) (int, string) {
-	c := &http.Client{Timeout: 5 * time.Second}
+	c := &http.Client{Timeout: Scale(5 * time.Second)}
 	resp, err := c.Get("http://" + addr + path)
 	if err != nil {
 		return 0, err.Error()

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/leasewrap/leasewrap/internal/testutil"
 	"github.com/leasewrap/leasewrap/lease"
 )
 
@@ -118,7 +119,7 @@ func (s *store) remove(name string) {
 // events from the watch's resourceVersion; this store does not).
 func (s *store) watching(t *testing.T, n int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(testutil.Scale(5 * time.Second))
 	for {
 		s.mu.Lock()
 		have := len(s.watches)
@@ -161,7 +162,7 @@ func waitDone(t *testing.T, le *Lease) {
 	t.Helper()
 	select {
 	case <-le.Done():
-	case <-time.After(5 * time.Second):
+	case <-time.After(testutil.Scale(5 * time.Second)):
 		t.Fatal("Done not closed within 5 s")
 	}
 }

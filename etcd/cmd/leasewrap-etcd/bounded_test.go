@@ -38,6 +38,7 @@ func startLines(t *testing.T, args ...string) *lineWrapper {
 // waitLine waits (at most d) for a line containing s.
 func (w *lineWrapper) waitLine(t *testing.T, s string, d time.Duration) {
 	t.Helper()
+	d = testutil.Scale(d)
 	timeout := time.After(d)
 	for {
 		select {
@@ -61,9 +62,10 @@ func (w *lineWrapper) output() string { return w.out.String() }
 // paused (SIGSTOP) at the moment the wrapper logs that etcd answered the
 // dial's probe: the connection stays up but nothing answers, as with a
 // connection that died after the probe. The bounds asserted are the
-// configured ones plus 2 s of slack for a loaded machine, not speed
-// targets.
+// configured ones plus 2 s of slack (stretched by testutil.Scale) for a
+// loaded machine, not speed targets.
 func TestPhasesBeforeTheJobAreBounded(t *testing.T) {
+	slack := testutil.Scale(2 * time.Second)
 	t.Run("try-once-after-the-probe", func(t *testing.T) {
 		c := etcdtest.Start(t, etcdtest.Options{})
 		m := c.Members[0]
@@ -75,8 +77,8 @@ func TestPhasesBeforeTheJobAreBounded(t *testing.T) {
 		defer m.Cont()
 		select {
 		case <-w.Done():
-		case <-time.After(60 * time.Second):
-			t.Fatalf("still running 60 s after the pause:\n%s", w.output())
+		case <-time.After(testutil.Scale(60 * time.Second)):
+			t.Fatalf("still running long after the pause:\n%s", w.output())
 		}
 		took := w.Ended().Sub(paused)
 		t.Logf("RESULT try-once, server paused after the probe | exit %d after %v | %s", w.Code(), took.Round(10*time.Millisecond), lastLineOf(w.output()))
@@ -84,8 +86,8 @@ func TestPhasesBeforeTheJobAreBounded(t *testing.T) {
 			t.Fatal("the job ran")
 		}
 		// Bound: the attempt (dial timeout) plus its clean-up (dial timeout).
-		if w.Code() != 69 || took > 2*time.Second+2*time.Second {
-			t.Fatalf("want 69 within 2 × --dial-timeout (+2 s slack), have %d after %v:\n%s", w.Code(), took, w.output())
+		if w.Code() != 69 || took > 2*time.Second+slack {
+			t.Fatalf("want 69 within 2 × --dial-timeout (+%v slack), have %d after %v:\n%s", slack, w.Code(), took, w.output())
 		}
 	})
 	t.Run("wait-with-a-paused-server", func(t *testing.T) {
@@ -100,13 +102,13 @@ func TestPhasesBeforeTheJobAreBounded(t *testing.T) {
 		began := time.Now()
 		select {
 		case <-w.Done():
-		case <-time.After(60 * time.Second):
-			t.Fatalf("still running 60 s after the pause:\n%s", w.output())
+		case <-time.After(testutil.Scale(60 * time.Second)):
+			t.Fatalf("still running long after the pause:\n%s", w.output())
 		}
 		took := w.Ended().Sub(began)
 		t.Logf("RESULT --wait 4s, server paused while queued | exit %d after %v | %s", w.Code(), took.Round(10*time.Millisecond), lastLineOf(w.output()))
-		if w.Code() != 75 && w.Code() != 69 || took > 4*time.Second+time.Second+2*time.Second {
-			t.Fatalf("want 75 or 69 within --wait + --dial-timeout (+2 s slack), have %d after %v:\n%s", w.Code(), took, w.output())
+		if w.Code() != 75 && w.Code() != 69 || took > 4*time.Second+time.Second+slack {
+			t.Fatalf("want 75 or 69 within --wait + --dial-timeout (+%v slack), have %d after %v:\n%s", slack, w.Code(), took, w.output())
 		}
 		_ = holder // killed at cleanup
 	})
@@ -124,7 +126,7 @@ func TestPhasesBeforeTheJobAreBounded(t *testing.T) {
 		m.Cont()
 		select {
 		case <-w.Done():
-		case <-time.After(60 * time.Second):
+		case <-time.After(testutil.Scale(60 * time.Second)):
 			t.Fatalf("still running:\n%s", w.output())
 		}
 		_, statErr := os.Stat(ran)

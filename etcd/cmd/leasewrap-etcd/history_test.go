@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/leasewrap/leasewrap/etcd/internal/etcdtest"
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 // job is one run of the test job, read back from the shared log.
@@ -135,10 +136,7 @@ func TestLockPartitionFencesHolderFirst(t *testing.T) {
 	log := tmp(t, "history")
 	env := []string{envJob + "=" + log, envJobSleep + "=60s"}
 	holder := startLW(t, env, lockArgs("part", []string{"http://" + from}, fast, os.Args[0])...)
-	deadline := time.Now().Add(20 * time.Second)
-	for len(readHistory(t, log).jobs) == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Poll(20*time.Second, func() bool { return len(readHistory(t, log).jobs) > 0 }) // a rival that came first is caught below
 	rival := startLW(t, []string{envJob + "=" + log, envJobSleep + "=10ms"}, lockArgs("part", c.Endpoints(), []string{"--wait", "30s", "--ttl", "10s", "--kill-grace", "1s", "--renew-every", "500ms"}, os.Args[0])...)
 	if !waitKeysOK(c.Client(t), "part/", 2) {
 		t.Fatalf("rival did not queue; rival output:\n%s\nhistory: %s", rival.out.String(), waitFile(t, log, time.Second))

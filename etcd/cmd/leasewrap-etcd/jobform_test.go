@@ -27,15 +27,13 @@ func needCgroup(t *testing.T) {
 	testutil.Need(t, "a cgroup v2 directory", err)
 }
 
-// waitExited waits up to d for pid to be gone (reaped), failing after.
+// waitExited waits up to d (stretched by testutil.Scale) for pid to be
+// gone (reaped), failing after.
 func waitExited(t *testing.T, pid int, d time.Duration, out fmt.Stringer) {
 	t.Helper()
-	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
-		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
-			return
-		}
+	if err := testutil.Poll(d, func() bool { _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); return err != nil }); err != nil {
+		t.Fatalf("pid %d still there: %v:\n%s", pid, err, out)
 	}
-	t.Fatalf("pid %d still there after %v:\n%s", pid, d, out)
 }
 
 // buildLeasewrap builds the root module's leasewrap into dir.
@@ -120,13 +118,5 @@ func TestWrapperSIGKILLTakesASetsidDescendantAlong(t *testing.T) {
 	w.Cmd.Process.Kill() // the wrapper only, not its group
 	gone := waitGone(t, pid, 5*time.Second)
 	t.Logf("wrapper SIGKILLed: setsid'd descendant gone after %v", gone)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		left, _ := filepath.Glob(pattern)
-		if len(left) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the guard left the job cgroup %v", left)
-		}
-	}
+	testutil.WaitFor(t, "the guard to remove the job cgroup "+pattern, 10*time.Second, func() bool { left, _ := filepath.Glob(pattern); return len(left) == 0 })
 }

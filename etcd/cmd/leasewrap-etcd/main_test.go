@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 		stdout, stderr := cli.Streams(os.Args[1:]) // as main does
 		os.Exit(realMain(os.Args[1:], stdout, stderr))
 	}
+	// Every leasewrap-etcd the tests start waits for the loopback etcd as
+	// long as this machine needs (a test of the dial timeout names its own).
+	os.Setenv("ETCDCTL_DIAL_TIMEOUT", testutil.Scale(2*time.Second).String())
 	os.Exit(m.Run())
 }
 
@@ -51,9 +54,11 @@ func startLW(t *testing.T, env []string, args ...string) *wrapper {
 	return w
 }
 
-// wait returns the exit code, failing the test after d.
+// wait returns the exit code, failing the test after d (stretched by
+// testutil.Scale).
 func (w *wrapper) wait(t *testing.T, d time.Duration) int {
 	t.Helper()
+	d = testutil.Scale(d)
 	select {
 	case <-w.Done():
 		return w.Code()
@@ -118,26 +123,14 @@ func countKeys(t *testing.T, cli *clientv3.Client, pfx string) int64 {
 
 func waitKeys(t *testing.T, cli *clientv3.Client, pfx string, n int64) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if countKeys(t, cli, pfx) >= n {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("want %d keys under %s within 20s", n, pfx)
+	testutil.WaitFor(t, fmt.Sprintf("%d keys under %s", n, pfx), 20*time.Second, func() bool { return countKeys(t, cli, pfx) >= n })
 }
 
 func tmp(t *testing.T, name string) string { return filepath.Join(t.TempDir(), name) }
 
 func waitKeysOK(cli *clientv3.Client, pfx string, n int64) bool {
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	return testutil.Poll(20*time.Second, func() bool {
 		resp, err := cli.Get(context.Background(), pfx, clientv3.WithPrefix(), clientv3.WithCountOnly())
-		if err == nil && resp.Count >= n {
-			return true
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return false
+		return err == nil && resp.Count >= n
+	}) == nil
 }

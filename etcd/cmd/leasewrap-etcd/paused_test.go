@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leasewrap/leasewrap/etcd/internal/etcdtest"
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 // TestPausedWaiterRenewsBeforeItStarts: a waiter starts its job without a
@@ -23,10 +24,8 @@ func TestPausedWaiterRenewsBeforeItStarts(t *testing.T) {
 	cli := c.Client(t)
 	log := tmp(t, "history")
 	holder := startLW(t, []string{envJob + "=" + log, envJobSleep + "=1s"}, lockArgs("paused", c.Endpoints(), fast, os.Args[0])...)
-	for deadline := time.Now().Add(20 * time.Second); len(readHistory(t, log).jobs) == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the holder's job never started:\n%s", holder.out.String())
-		}
+	if err := testutil.Poll(20*time.Second, func() bool { return len(readHistory(t, log).jobs) > 0 }); err != nil {
+		t.Fatalf("the holder's job never started (%v):\n%s", err, holder.out.String())
 	}
 	waiter := startLW(t, []string{envJob + "=" + log, envJobSleep + "=10ms"},
 		lockArgs("paused", c.Endpoints(), append([]string{"--wait", "30s", "--log-level", "debug"}, fast...), os.Args[0])...)
@@ -35,12 +34,16 @@ func TestPausedWaiterRenewsBeforeItStarts(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second) // the holder's job ends meanwhile
+	stopped := time.Now()
+	// The holder's job ends while the waiter is stopped, which stays
+	// stopped for 2 s at least (past its fence).
+	if code := holder.wait(t, 30*time.Second); code != 0 {
+		syscall.Kill(pid, syscall.SIGCONT)
+		t.Fatalf("holder: exit %d\n%s", code, holder.out.String())
+	}
+	time.Sleep(time.Until(stopped.Add(2 * time.Second)))
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
-	}
-	if code := holder.wait(t, 30*time.Second); code != 0 {
-		t.Fatalf("holder: exit %d\n%s", code, holder.out.String())
 	}
 	if code := waiter.wait(t, 40*time.Second); code != 0 {
 		t.Fatalf("waiter: exit %d\n%s", code, waiter.out.String())

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leasewrap/leasewrap/etcd/internal/etcdtest"
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 // waitUntilGone is a job that says it runs (ready) and holds until gone.
@@ -36,24 +37,24 @@ func startLogged(t *testing.T, args ...string) (*exec.Cmd, string) {
 	return cmd, log
 }
 
-// waitLog waits up to 20 s until the file at log contains every want.
+// waitLog waits up to 20 s (stretched by testutil.Scale) until the file
+// at log contains every want.
 func waitLog(t *testing.T, log string, want ...string) string {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		b, _ := os.ReadFile(log)
-		ok := true
+	var b []byte
+	err := testutil.Poll(20*time.Second, func() bool {
+		b, _ = os.ReadFile(log)
 		for _, w := range want {
-			ok = ok && strings.Contains(string(b), w)
+			if !strings.Contains(string(b), w) {
+				return false
+			}
 		}
-		if ok {
-			return string(b)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("want %q in the log within 20s, have:\n%s", want, b)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return true
+	})
+	if err != nil {
+		t.Fatalf("want %q in the log: %v; have:\n%s", want, err, b)
 	}
+	return string(b)
 }
 
 // TestEtcdWaitersSayWhomTheyWaitFor: a lock or once waiter says whom it
@@ -91,7 +92,7 @@ func TestEtcdWaitersSayWhomTheyWaitFor(t *testing.T) {
 					b, _ := os.ReadFile(log)
 					t.Fatalf("waiter: want exit 0 (ran, or replayed the holder's 0), have %v:\n%s", err, b)
 				}
-			case <-time.After(30 * time.Second):
+			case <-time.After(testutil.Scale(30 * time.Second)):
 				t.Fatal("waiter did not finish after the holder")
 			}
 		})
@@ -100,14 +101,5 @@ func TestEtcdWaitersSayWhomTheyWaitFor(t *testing.T) {
 
 func waitFile0(t *testing.T, path string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not created within 20s", path)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.WaitFor(t, path+" created", 20*time.Second, func() bool { _, err := os.Stat(path); return err == nil })
 }

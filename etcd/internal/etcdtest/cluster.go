@@ -16,6 +16,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 // Options configure a cluster.
@@ -122,7 +124,7 @@ func (c *Cluster) Client(t testing.TB) *clientv3.Client {
 func (c *Cluster) Leader(t testing.TB) *Member {
 	t.Helper()
 	cli := c.Client(t)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testutil.Scale(10 * time.Second))
 	for time.Now().Before(deadline) {
 		for _, m := range c.Members {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -134,7 +136,7 @@ func (c *Cluster) Leader(t testing.TB) *Member {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatal("etcdtest: no leader within 10s")
+	t.Fatal("etcdtest: no leader in time")
 	return nil
 }
 
@@ -187,9 +189,9 @@ func (m *Member) start() error {
 			return fmt.Errorf("member %s exited before it was ready", m.cfg.Name)
 		}
 		return nil
-	case <-time.After(20 * time.Second):
+	case <-time.After(testutil.Scale(20 * time.Second)):
 		cmd.Process.Kill()
-		return fmt.Errorf("member %s not ready within 20s", m.cfg.Name)
+		return fmt.Errorf("member %s not ready in time", m.cfg.Name)
 	}
 }
 
@@ -217,8 +219,8 @@ func (m *Member) Kill() {
 	cmd.Process.Kill()
 	select {
 	case <-exited:
-	case <-time.After(10 * time.Second):
-		m.t.Errorf("etcdtest: member %s not gone 10s after SIGKILL", m.cfg.Name)
+	case <-time.After(testutil.Scale(10 * time.Second)):
+		m.t.Errorf("etcdtest: member %s not gone long after SIGKILL", m.cfg.Name)
 	}
 }
 

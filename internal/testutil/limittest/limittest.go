@@ -50,7 +50,7 @@ func LimitCgroup(t testing.TB, controller string, limit int64) string {
 	dir, err := makeLimitCgroup(controller, limit)
 	testutil.Need(t, "a cgroup with a "+controller+" limit (root, and a writable cgroup v2 root offering it or its cgroup v1 hierarchy)", err)
 	t.Cleanup(func() {
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		for deadline := time.Now().Add(testutil.Scale(10 * time.Second)); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 			pids := CgroupProcs(dir)
 			if len(pids) == 0 && unix.Rmdir(dir) == nil {
 				return

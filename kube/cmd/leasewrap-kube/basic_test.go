@@ -53,9 +53,10 @@ func untilStop(stop string) []string {
 }
 
 // leaseHolder polls the Lease (as the admin) until its holder satisfies
-// ok, for up to d.
+// ok, for up to d (stretched by testutil.Scale).
 func leaseHolder(t *testing.T, s *kubetest.Server, name string, d time.Duration, ok func(string) bool) string {
 	t.Helper()
+	d = testutil.Scale(d)
 	deadline := time.Now().Add(d)
 	for {
 		l, err := s.Admin.CoordinationV1().Leases(kubetest.Namespace).Get(context.Background(), name, metav1.GetOptions{})
@@ -201,7 +202,7 @@ func TestAgainstAPIServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		before, _ := leases.Get(context.Background(), "labelled", metav1.GetOptions{})
-		deadline := time.Now().Add(time.Minute)
+		deadline := time.Now().Add(testutil.Scale(time.Minute))
 		for { // two renewals after the label
 			l, err := leases.Get(context.Background(), "labelled", metav1.GetOptions{})
 			if err == nil && l.Spec.RenewTime.Time.Sub(before.Spec.RenewTime.Time) >= 2*time.Second {
@@ -299,7 +300,7 @@ func TestAgainstAPIServer(t *testing.T) {
 			code, _ := testutil.Get(addr, "/readyz")
 			return code
 		}
-		deadline := time.Now().Add(30 * time.Second)
+		deadline := time.Now().Add(testutil.Scale(30 * time.Second))
 		for readyz(holderAddr) != 200 || readyz(waiterAddr) == 0 {
 			if time.Now().After(deadline) {
 				t.Fatalf("holder /readyz %d, waiter /readyz %d:\n%s\n%s", readyz(holderAddr), readyz(waiterAddr), holder.out.String(), waiter.out.String())
@@ -336,7 +337,7 @@ func TestAgainstAPIServer(t *testing.T) {
 		// The holder of "held" watched its Lease by field selector as the
 		// runner, whose Role grants get, create, update and watch (no list):
 		// the audit log shows the watch answered 200 and no 403.
-		deadline := time.Now().Add(30 * time.Second)
+		deadline := time.Now().Add(testutil.Scale(30 * time.Second))
 		for {
 			watched, forbidden := auditOf(t, s.AuditLog, string(kubetest.Runner))
 			if len(forbidden) > 0 {

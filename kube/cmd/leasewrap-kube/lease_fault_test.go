@@ -10,6 +10,7 @@ import (
 	coordv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/leasewrap/leasewrap/internal/testutil"
 	"github.com/leasewrap/leasewrap/kube/internal/kubetest"
 )
 
@@ -20,7 +21,7 @@ func startJob(t *testing.T, b bins, s *kubetest.Server, name string, flags ...st
 	t.Helper()
 	log := filepath.Join(t.TempDir(), "jobs")
 	w := wrap(t, b, s, kubetest.Runner, name, flags, envJob(s, log, time.Hour, ""), b.elector, "job")
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(testutil.Scale(time.Minute))
 	for {
 		if h := readJobLog(t, log); len(h.jobs) > 0 {
 			return w, log, h.jobs[0]
@@ -68,7 +69,15 @@ func TestKubeFaultAPIServerPaused(t *testing.T) {
 	if err := s.WaitReady(kubetest.ReadyTimeout); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second) // let the admin's watch deliver what the server kept
+	// The admin's watch has delivered what the server kept once it has
+	// seen the Lease's current renewTime.
+	if cur, err := s.Admin.CoordinationV1().Leases(kubetest.Namespace).Get(context.Background(), "paused", metav1.GetOptions{}); err == nil &&
+		cur.Spec.RenewTime != nil && cur.Spec.HolderIdentity != nil && *cur.Spec.HolderIdentity == "lw-paused" {
+		testutil.WaitFor(t, "the admin's watch to see the last renewal the server kept", 30*time.Second, func() bool {
+			r, _ := lw.lastRenewal("lw-paused")
+			return !r.Before(cur.Spec.RenewTime.Time)
+		})
+	}
 	renewed, dur := lw.lastRenewal("lw-paused")
 	if renewed.IsZero() {
 		t.Fatal("no renewal of lw-paused seen")
@@ -96,7 +105,7 @@ func TestKubeFaultAPIServerRestart(t *testing.T) {
 	w, log, _ := startJob(t, b, s, "restart", "--ttl", "120s", "--renew-every", "2s", "--identity", "lw-restart")
 	gone := s.Restart(t)
 	back := time.Now()
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(testutil.Scale(time.Minute))
 	for {
 		if r, _ := lw.lastRenewal("lw-restart"); r.After(back) {
 			break

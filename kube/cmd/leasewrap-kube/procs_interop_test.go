@@ -71,9 +71,11 @@ func startProc(t *testing.T, bin string, env []string, args ...string) *kproc {
 	return p
 }
 
-// wait returns the exit code, failing the test after d.
+// wait returns the exit code, failing the test after d (stretched by
+// testutil.Scale).
 func (p *kproc) wait(t *testing.T, d time.Duration) int {
 	t.Helper()
+	d = testutil.Scale(d)
 	select {
 	case <-p.Done():
 		return p.Code()
@@ -87,6 +89,7 @@ func (p *kproc) wait(t *testing.T, d time.Duration) int {
 // others; it fails the test when the elector ends first.
 func (p *kproc) event(t *testing.T, kind string, d time.Duration) electorEvent {
 	t.Helper()
+	d = testutil.Scale(d)
 	timeout := time.After(d)
 	for {
 		select {

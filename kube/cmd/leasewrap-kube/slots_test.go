@@ -17,13 +17,15 @@ import (
 // and try-once wrappers mixed, two SIGKILLed while their jobs run: the
 // jobs die with them and their Leases free once expired) never runs more
 // than 3 jobs at once, never two in one slot; kube holder --slots 3 shows
-// a holder in each slot while the crowd runs.
+// a holder in each slot while the first round's jobs are held at their
+// end (a gate), so a slow machine cannot let the crowd finish first.
 func TestKubeSlotsCrowd(t *testing.T) {
 	s := kubetest.Start(t)
 	b := build(t)
 	dir := t.TempDir()
 	log := filepath.Join(dir, "history")
-	job := testutil.SlotJob(log, 0.3)
+	gate := testutil.HoldGate(t, filepath.Join(dir, "gate"))
+	job := testutil.GatedSlotJob(log, filepath.Join(dir, "gate"), 0.3)
 	killed := testutil.WatchKilled(log)
 	flags := func(wait string) []string {
 		return []string{"--ttl", "4s", "--kill-grace", "1s", "--renew-every", "500ms", "--skew", "1s", "--slots", "3", "--wait", wait}
@@ -55,6 +57,7 @@ func TestKubeSlotsCrowd(t *testing.T) {
 				}
 				return held == 3 && code == 0
 			})
+			gate.Open()
 		}
 		for _, i := range testutil.CrowdKilled {
 			ps[i].Cmd.Process.Signal(syscall.SIGKILL)
@@ -65,7 +68,6 @@ func TestKubeSlotsCrowd(t *testing.T) {
 			}
 		}
 	}
-	time.Sleep(100 * time.Millisecond) // the last killed job seen gone
 	runs := testutil.CheckSlots(t, log, 3, killed.Stop())
 	t.Logf("%d runs in 3 slots", len(runs))
 }

@@ -15,6 +15,8 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/leasewrap/leasewrap/internal/testutil"
 )
 
 // User is one of the identities Start sets up; Kubeconfig and Config give
@@ -252,9 +254,10 @@ func (s *Server) Kubeconfig(u User) string { return s.kubeconfigs[u] }
 // Token is u's bearer token.
 func (s *Server) Token(u User) string { return s.tokens[u] }
 
-// WaitReady waits up to d for the API server's /readyz to answer 200.
+// WaitReady waits up to d (stretched by testutil.Scale) for the API
+// server's /readyz to answer 200.
 func (s *Server) WaitReady(d time.Duration) error {
-	deadline := time.Now().Add(d)
+	deadline := time.Now().Add(testutil.Scale(d))
 	var last error
 	for time.Now().Before(deadline) {
 		select {
@@ -319,7 +322,7 @@ func (s *Server) Stop() {
 // waitHTTP polls url until it answers 200, the process ends, or d passes.
 func waitHTTP(url string, p *Process, d time.Duration) error {
 	c := &http.Client{Timeout: 2 * time.Second}
-	deadline := time.Now().Add(d)
+	deadline := time.Now().Add(testutil.Scale(d))
 	for time.Now().Before(deadline) {
 		select {
 		case <-p.Exited():
