@@ -17,6 +17,7 @@ import (
 	"github.com/leasewrap/leasewrap/internal/ctxsleep"
 	"github.com/leasewrap/leasewrap/internal/fault"
 	"github.com/leasewrap/leasewrap/lease"
+	"github.com/leasewrap/leasewrap/renew"
 )
 
 // SplayOffset is the wait Config.Splay asks for: an offset in [0, d) hashed
@@ -410,7 +411,21 @@ func (r *runner) readyToStart(ctx context.Context, j *job, ls lease.Lease, at ti
 	if err := r.cfg.checkStartMargin(ls, at); err != nil {
 		return at, err
 	}
-	return r.onStart(ctx, j, ls, at)
+	at, err := r.onStart(ctx, j, ls, at)
+	if err == nil {
+		r.emitAcquired(ls, at)
+	}
+	return at, err
+}
+
+// emitAcquired tells observers (/readyz, lease_held) that the lease is held
+// before the command starts, so a job that asks them is told the truth.
+func (r *runner) emitAcquired(ls lease.Lease, at time.Time) {
+	var fence time.Time
+	if k, err := renew.New(r.cfg.renewConfig(ls.TTL(), ls.Renew), at); err == nil {
+		fence = k.Fence()
+	}
+	r.emit(Event{Type: EventAcquired, Holder: ls.Holder(), Fence: fence})
 }
 
 // startGuard starts a job guard (guard_linux.go) from the helper

@@ -58,7 +58,6 @@ func (r *runner) supervise(ctx context.Context, a *acquired, limit time.Time, lo
 		return end
 	}
 	end.keeper = k
-	r.emit(Event{Type: EventAcquired, Holder: holder, Fence: k.Fence()})
 	r.emit(Event{Type: EventStarted, Holder: holder, PID: a.child.pid})
 	var g run.Group
 	// Keeper: keeps the lease; returns an error when it is lost.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -221,4 +222,33 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// TestReadyBeforeTheCommandStarts: the command's first act is to ask
+// leasewrap's /readyz, which must already say the lease is held.
+func TestReadyBeforeTheCommandStarts(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "code")
+	for _, kind := range [][]string{
+		{"flock", "run", filepath.Join(dir, "lock")},
+		{"claim", "run", "job", "--root", filepath.Join(dir, "claims")},
+	} {
+		t.Run(kind[0], func(t *testing.T) {
+			args := append(append([]string{}, kind...), "--listen", addr, "--",
+				"sh", "-c", "curl -s -o /dev/null -w '%{http_code}' http://"+addr+"/readyz > "+out)
+			p := startLW(t, os.Environ(), args...)
+			if code := p.wait(t); code != 0 {
+				t.Fatalf("want exit 0, have %d; stderr:\n%s", code, p.stderr.String())
+			}
+			if got := string(must(os.ReadFile(out))); got != "200" {
+				t.Fatalf("/readyz from the command's first act: want 200, have %q", got)
+			}
+		})
+	}
 }
