@@ -1,6 +1,6 @@
 // Package lease defines the backend-neutral contract between the supervisor
 // and the lease kinds leasewrap speaks (claim, reservation, session, and
-// the etcd kinds in their own module), plus the sentinel errors and the
+// the etcd kinds in their own executable), plus the sentinel errors and the
 // held/replay error types they share.
 //
 // The core is what every backend can honestly do: a Locker that tries once
