@@ -172,6 +172,7 @@ mkdir -p "$rootfs"
 podman export "$ctr" | tar -x -C "$rootfs"
 ls -l "$rootfs"
 for f in leasewrap leasewrap-etcd leasewrap-kube; do [ -x "$rootfs/$f" ] || fail "the image has no /$f"; done
+for f in LICENSE NOTICE; do [ -s "$rootfs/usr/share/doc/leasewrap/$f" ] || fail "the image has no /usr/share/doc/leasewrap/$f"; done
 # A shell for the jobs (not part of the image), /proc, /tmp, /dev/null.
 mkdir -p "$rootfs/bin" "$rootfs/proc" "$rootfs/tmp" "$rootfs/dev"
 cp /bin/busybox "$rootfs/bin/busybox"

@@ -129,7 +129,7 @@ done
 if [ "$IMAGE" = 1 ]; then
   ctx=$work/image
   for arch in $ARCHES; do mkdir -p "$ctx/$arch"; cp "$work/$arch"/leasewrap* "$ctx/$arch/"; done
-  cp packaging/Dockerfile "$ctx/"
+  cp packaging/Dockerfile LICENSE NOTICE "$ctx/"
   stamp "$ctx"
   for arch in $ARCHES; do
     tag=localhost/leasewrap:${v//+/_}-$arch # no "+" in a tag
