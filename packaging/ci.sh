@@ -7,16 +7,20 @@
 # tag's version. Then make release again and compare (reproducible), and
 # use each artifact the way README's "Install" section says, failing
 # (never skipping) where a step cannot run:
-#   - the .deb and .rpm declare Apache-2.0 and recommend bash-completion;
+#   - the .deb and .rpm declare Apache-2.0 and recommend bash-completion,
+#     and carry LICENSE (as copyright) and NOTICE; the SBOMs name the
+#     license;
 #   - the .deb: dpkg -i; leasewrap flock run from /usr/bin under cron's
 #     environment (env -i PATH=/usr/bin:/bin); man leasewrap renders; the
 #     bash completion completes; dpkg --purge leaves none of its files;
 #   - the .rpm: rpm -qlp lists what it installs;
-#   - the tarball: holds the executables, man pages and README;
+#   - the tarball: holds the executables, man pages, README, LICENSE and
+#     NOTICE;
 #   - the image: its root filesystem (podman create + podman export; podman
 #     run fails on this VM's rlimits) runs /leasewrap as PID 1 of a fresh
 #     PID namespace (unshare --pid --fork --mount-proc, chroot): the job's
-#     exit code kept, SIGTERM forwarded, an orphan reaped;
+#     exit code kept, SIGTERM forwarded, an orphan reaped; LICENSE and
+#     NOTICE in /usr/share/doc/leasewrap;
 #   - examples/kubernetes/Dockerfile builds (packaging/kube-example.sh).
 # Needs root (dpkg, unshare, chroot); installs podman, rpm, man-db and
 # busybox-static (a shell for the job inside the image's root filesystem).
