@@ -4,7 +4,7 @@
 GO      ?= go
 BIN     ?= bin/leasewrap
 # The version in the go command's own form (a release tag, else a
-# pseudo-version) and the commit, stamped into all three executables;
+# pseudo-version) and the commit, stamped into every executable;
 # `leasewrap --version` prints both and the Go version (docs/RELEASING.md).
 VERSION ?= $(shell sh packaging/version.sh)
 COMMIT  ?= $(shell sh packaging/version.sh commit)
@@ -12,7 +12,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION) -X github.com/leasewrap/leasewrap/cl
 # Static: no dynamic loader on every start (see bench/LOG.md, "Start-up").
 export CGO_ENABLED := 0
 
-.PHONY: all build test harnesses lint fmt-check vet demo bench stress fuzz clean man completions gendocs
+.PHONY: all build test test-root harnesses lint fmt-check vet demo bench stress fuzz clean man completions gendocs
 
 all: build
 
@@ -24,17 +24,33 @@ build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN).link ./cmd/leasewrap
 	cp $(BIN).link $(BIN).new && mv -f $(BIN).new $(BIN) && rm -f $(BIN).link
 
-# The whole suite, including the short reliability battery (fault points,
-# race storm, bad inputs) and the fuzz seed corpora, plus the fault-point
-# package under its build tag. The Rust interop harnesses are built first
-# (they skip outside CI when no toolchain is there; see harnesses).
-# The root module's tests run first; then the etcd and kube modules' (the
-# kube tests build a kube-apiserver once: see docs/DEVELOPMENT.md).
+# The whole suite, one suite after the other, each package in exactly one:
+#   root  leasewrap and the local kinds, the short reliability battery
+#         (fault points, race storm, bad inputs), the fuzz seed corpora, and
+#         the fault-point package under its build tag;
+#   etcd  lock, once (leasewrap-etcd), against Debian's etcd on loopback;
+#   kube  kube (leasewrap-kube), against a real kube-apiserver built once
+#         (docs/DEVELOPMENT.md);
+#   pg    the Postgres kind (pg/), against PostgreSQL 15 and pgbouncer;
+#   bench the benchmark module (bench/): vet and its tests.
+# Every suite runs even when one before it failed; each prints one line,
+# "== suite NAME: ok in N s" (or FAIL), and the lines again at the end.
+# The Rust interop harnesses are built first (they skip outside CI when no
+# toolchain is there; see harnesses).
+SUITES := root etcd kube pg bench
+# The root suite's packages: the module's, less the kinds that have a suite
+# of their own.
+ROOT_PKGS = $$($(GO) list ./... | grep -Ev '^github.com/leasewrap/leasewrap/(etcd|kube|pg)(/|$$)')
 test: harnesses
-	@echo "== the root module (leasewrap, the local kinds)"
-	$(GO) test -count=1 ./...
+	@fail=; lines=; for s in $(SUITES); do \
+	  start=$$(date +%s); r=ok; \
+	  $(MAKE) --no-print-directory test-$$s || { r=FAIL; fail="$$fail $$s"; }; \
+	  line="== suite $$s: $$r in $$(( $$(date +%s) - start )) s"; echo "$$line"; lines="$$lines$$line\n"; \
+	done; printf "$$lines"; [ -z "$$fail" ] || { echo "== failed:$$fail"; exit 1; }
+
+test-root:
+	$(GO) test -count=1 $(ROOT_PKGS)
 	$(GO) test -count=1 -tags leasewrap_faults ./internal/fault/
-	@$(MAKE) --no-print-directory test-etcd test-kube
 
 # The Rust interop harnesses (the seeds' own code, plus shims where Debian
 # lacks a crate) that the *SeedInterop and serde differential tests run.
@@ -75,12 +91,17 @@ demo: build
 bench:
 	GO=$(GO) bash bench/run.sh
 	bash etcd/scripts/install-etcd.sh
-	$(MAKE) bench-etcd
+	$(MAKE) bench-etcd bench-pg
 
-# bench/ is a module of its own (bench/go.mod): make test vets and tests it
-# beside the root module, whose ./... no longer reaches it.
+# The pg kind against an advisory-lock loop and ShedLock's statements, on a
+# PostgreSQL 15 the benchmark starts itself (pg/scripts/BENCH.md).
+.PHONY: bench-pg
+bench-pg:
+	GO=$(GO) bash pg/scripts/bench.sh
+
+# bench/ is a module of its own (bench/go.mod): its suite vets and tests
+# it, since the root module's ./... does not reach it.
 .PHONY: test-bench
-test: test-bench
 test-bench:
 	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./...
 
@@ -99,29 +120,27 @@ man: build
 completions: build
 	$(BIN) gendocs --completions build/completions >/dev/null
 
+# NOTICE, too: the NOTICE files of the modules the executables link
+# (packaging/notice_test.go).
 gendocs:
-	cd etcd && LEASEWRAP_UPDATE_DOCS=1 $(GO) test -count=1 -run TestModelDescription ./cmd/leasewrap-etcd/
-	cd kube && LEASEWRAP_UPDATE_DOCS=1 $(GO) test -count=1 -run TestModelDescription ./cmd/leasewrap-kube/
-	LEASEWRAP_UPDATE_DOCS=1 $(GO) test -count=1 -run TestModelDescription ./pg/cmd/leasewrap-pg/
+	LEASEWRAP_UPDATE_DOCS=1 $(GO) test -count=1 -run TestModelDescription ./etcd/cmd/leasewrap-etcd/ ./kube/cmd/leasewrap-kube/ ./pg/cmd/leasewrap-pg/
+	LEASEWRAP_UPDATE_DOCS=1 $(GO) test -count=1 -run TestNoticeCarriesEveryLinkedNotice ./packaging/
 
-# The etcd kinds (lock, once) live in their own module and executable,
-# leasewrap-etcd, which `leasewrap lock|once` executes from beside itself:
-# the etcd client's start-up cost never reaches the local kinds.
+# The etcd kinds (lock, once) live in their own executable, leasewrap-etcd,
+# which `leasewrap lock|once` executes from beside itself: the etcd
+# client's start-up cost never reaches the local kinds.
 .PHONY: build-etcd test-etcd stress-etcd interop-etcd demo-etcd bench-etcd idle-etcd
 ETCD_BIN ?= $(dir $(BIN))leasewrap-etcd
-# `make build` includes the etcd module (an extra prerequisite), `make test`
-# runs its tests after the root module's.
 build: build-etcd
 build-etcd:
-	cd etcd && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(abspath $(ETCD_BIN)) ./cmd/leasewrap-etcd
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(ETCD_BIN) ./etcd/cmd/leasewrap-etcd
 
 test-etcd:
-	@echo "== the etcd module (lock, once: leasewrap-etcd)"
-	cd etcd && $(GO) vet ./... && $(GO) test -count=1 ./...
+	$(GO) test -count=1 ./etcd/...
 
 # The long history check (many wrappers, revokes, pauses, SIGKILLs).
 stress-etcd:
-	cd etcd && ETCD_STRESS_LONG=1 $(GO) test -count=1 -v -timeout 30m -run 'History' ./cmd/leasewrap-etcd/
+	ETCD_STRESS_LONG=1 $(GO) test -count=1 -v -timeout 30m -run 'History' ./etcd/cmd/leasewrap-etcd/
 
 # Interoperability with Debian's etcd and etcdctl (apt-get install etcd-server etcd-client).
 interop-etcd: build-etcd
@@ -139,18 +158,17 @@ bench-etcd: build-etcd
 idle-etcd: build-etcd
 	bash etcd/scripts/idle.sh $(ETCD_BIN) $(or $(N),100)
 
-# The kube kind lives in its own module and executable, leasewrap-kube,
-# which `leasewrap kube` executes from beside itself: client-go never enters
-# the root module nor slows the local kinds.
+# The kube kind lives in its own executable, leasewrap-kube, which
+# `leasewrap kube` executes from beside itself: client-go is never linked
+# into leasewrap nor slows the local kinds.
 .PHONY: build-kube test-kube
 KUBE_BIN ?= $(dir $(BIN))leasewrap-kube
 build: build-kube
 build-kube:
-	cd kube && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(abspath $(KUBE_BIN)) ./cmd/leasewrap-kube
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(KUBE_BIN) ./kube/cmd/leasewrap-kube
 
 test-kube:
-	@echo "== the kube module (kube: leasewrap-kube, against a real kube-apiserver)"
-	cd kube && $(GO) vet ./... && $(GO) test -count=1 ./...
+	$(GO) test -count=1 ./kube/...
 
 # The kube kind's tests and benchmark run against a real kube-apiserver
 # v1.37.2 (kube/internal/kubetest), built once from source into
@@ -174,16 +192,19 @@ bench-kube: apiserver-kube
 # The long history check (many wrappers and electors, pauses, overwrites,
 # SIGKILLs).
 stress-kube: apiserver-kube
-	cd kube && KUBE_STRESS_LONG=1 $(GO) test -count=1 -v -timeout 40m -run 'History' ./cmd/leasewrap-kube/
+	KUBE_STRESS_LONG=1 $(GO) test -count=1 -v -timeout 40m -run 'History' ./kube/cmd/leasewrap-kube/
 
-# The pg kind's executable, leasewrap-pg (pg/, in the root module), which
-# `leasewrap pg` executes from beside itself: pgx never links into leasewrap.
-# Its tests (go test ./pg/...) start Debian's PostgreSQL 15 and pgbouncer.
-.PHONY: build-pg
+# The pg kind's executable, leasewrap-pg (pg/, packages of this module like
+# etcd/ and kube/), which `leasewrap pg` executes from beside itself: pgx
+# never links into leasewrap. Its tests start Debian's PostgreSQL 15 and
+# pgbouncer themselves.
+.PHONY: build-pg test-pg
 PG_BIN ?= $(dir $(BIN))leasewrap-pg
 build: build-pg
 build-pg:
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(abspath $(PG_BIN)) ./pg/cmd/leasewrap-pg
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(PG_BIN) ./pg/cmd/leasewrap-pg
+test-pg:
+	$(GO) test -count=1 ./pg/...
 
 # Install: the executables, the man pages and the completion scripts
 # (generated by leasewrap from its own command line: packaging/gen-docs.sh).

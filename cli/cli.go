@@ -1,6 +1,6 @@
 // Package cli is the app shell shared by leasewrap's executables:
-// leasewrap (cmd/leasewrap), leasewrap-etcd (the etcd module) and
-// leasewrap-kube (the kube module). It holds what each of them means the
+// leasewrap (cmd/leasewrap), leasewrap-etcd (etcd/cmd/leasewrap-etcd) and
+// leasewrap-kube (kube/cmd/leasewrap-kube). It holds what each of them means the
 // same way on its command line: the global flags and the one logger, the
 // look at the arguments made before kong parses them (ScanArgs), the run
 // verbs' flags and how they configure the supervisor, the lookup of a

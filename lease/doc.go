@@ -1,7 +1,7 @@
 // Package lease defines the backend-neutral contract between the supervisor
 // and the lease kinds leasewrap speaks (claim, reservation, session, flock,
-// and the etcd and kube kinds), plus the sentinel errors and the held/replay
-// error types they share.
+// and the etcd, kube and pg kinds in their own executables), plus the
+// sentinel errors and the held/replay error types they share.
 //
 // The core is what every backend can honestly do: a Locker that tries once
 // to Acquire, and a Lease that names its holder, adds to the child's

@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
-# CI for the release artifacts (called from .ci/run): make release twice
-# and compare (reproducible), then use each artifact the way README's
-# "Install" section says, failing (never skipping) where a step cannot run:
+# CI for the release (called from .ci/run). First the release exactly as
+# docs/RELEASING.md cuts it, in a fresh clone of this commit (with the
+# tree's uncommitted changes committed on top) and a throwaway git identity
+# (GIT_CONFIG_GLOBAL): git tag -a, make release, the SHA256SUMS check, git
+# push of the tag to a local bare remote; the artifacts must carry the
+# tag's version. Then make release again and compare (reproducible), and
+# use each artifact the way README's "Install" section says, failing
+# (never skipping) where a step cannot run:
+#   - the .deb and .rpm declare Apache-2.0 and recommend bash-completion,
+#     and carry LICENSE (as copyright) and NOTICE; the SBOMs name the
+#     license;
 #   - the .deb: dpkg -i; leasewrap flock run from /usr/bin under cron's
 #     environment (env -i PATH=/usr/bin:/bin); man leasewrap renders; the
 #     bash completion completes; dpkg --purge leaves none of its files;
 #   - the .rpm: rpm -qlp lists what it installs;
-#   - the tarball: holds the executables, man pages and README;
+#   - the tarball: holds the executables, man pages, README, LICENSE and
+#     NOTICE;
 #   - the image: its root filesystem (podman create + podman export; podman
 #     run fails on this VM's rlimits) runs /leasewrap as PID 1 of a fresh
 #     PID namespace (unshare --pid --fork --mount-proc, chroot): the job's
-#     exit code kept, SIGTERM forwarded, an orphan reaped;
+#     exit code kept, SIGTERM forwarded, an orphan reaped; LICENSE and
+#     NOTICE in /usr/share/doc/leasewrap;
 #   - examples/kubernetes/Dockerfile builds (packaging/kube-example.sh).
 # Needs root (dpkg, unshare, chroot); installs podman, rpm, man-db and
 # busybox-static (a shell for the job inside the image's root filesystem).
@@ -35,10 +45,49 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Two releases from the same commit: byte-identical.
+# The clone: this commit, plus what the tree changes (a developer's run
+# tests what they have; in CI the tree is clean), and its remote a bare
+# repository here. The next release version after the tags there.
+src=$(pwd)
+clone=$work/clone
+git clone -q "$src" "$clone"
+git -C "$clone" fetch -q "$src" HEAD
+git -C "$clone" checkout -q --detach FETCH_HEAD
+git init -q --bare "$work/origin.git"
+git -C "$clone" remote set-url origin "$work/origin.git"
+git ls-files -z -co --exclude-standard | while IFS= read -r -d '' f; do
+  if [ -e "$f" ] || [ -L "$f" ]; then mkdir -p "$clone/$(dirname "$f")"; cp -a "$f" "$clone/$f"; else rm -f "$clone/$f"; fi
+done
+export GIT_CONFIG_GLOBAL=$work/gitconfig GIT_CONFIG_NOSYSTEM=1
+git config --file "$GIT_CONFIG_GLOBAL" user.name "Release Check"
+git config --file "$GIT_CONFIG_GLOBAL" user.email release-check@localhost
+cd "$clone"
+if [ -n "$(git status --porcelain)" ]; then git add -A && git commit -q -m "the tree under test"; fi
+last=$(git tag --list 'v[0-9]*.[0-9]*.[0-9]*' --sort=-v:refname | grep -E '^v[0-9]+\.[0-9]+\.[0-9]+$' | head -n 1 || true)
+if [ -z "$last" ]; then rv=v0.1.0; else rv=${last%.*}.$(( ${last##*.} + 1 )); fi
+
+# docs/RELEASING.md, "Cutting a release", steps 1 to 4 (origin: the bare remote).
+git tag -a "$rv" -m "leasewrap $rv"
 start=$(date +%s)
 make release
 echo "make release: $(( $(date +%s) - start ))s"
+(cd dist && sha256sum -c SHA256SUMS)
+git push -q origin "$rv"
+[ "$(git -C "$work/origin.git" rev-parse "$rv^{commit}")" = "$(git rev-parse HEAD)" ] || fail "git push origin $rv: the remote has no tag $rv at HEAD"
+[ -z "$(git status --porcelain)" ] || fail "the release left the clone changed: $(git status --porcelain)"
+
+arch=$(go env GOARCH)
+v=${rv#v}
+tgz=dist/leasewrap_${v}_linux_$arch.tar.gz
+[ -s "$tgz" ] || fail "make release at tag $rv wrote no $tgz: $(ls dist)"
+tar -xzf "$tgz" -C "$work" "leasewrap_${v}_linux_$arch/leasewrap"
+have=$("$work/leasewrap_${v}_linux_$arch/leasewrap" --version)
+case $have in
+  "leasewrap $rv (commit $(git rev-parse HEAD),"*) echo "release $rv: $have" ;;
+  *) fail "the released leasewrap at tag $rv says: $have" ;;
+esac
+
+# The same commit again: byte-identical.
 start=$(date +%s)
 make release DIST="$work/dist2" >/dev/null
 echo "make release (again): $(( $(date +%s) - start ))s"
@@ -46,17 +95,24 @@ if ! diff dist/SHA256SUMS "$work/dist2/SHA256SUMS"; then
   fail "two make release runs from one commit differ (above)"
 fi
 echo "reproducible: $(wc -l <dist/SHA256SUMS) artifacts byte-identical"
-(cd dist && sha256sum -c --quiet SHA256SUMS)
 
-arch=$(go env GOARCH)
-v=$(sh packaging/version.sh); v=${v#v}
 deb=dist/leasewrap_${v}_linux_$arch.deb
 rpmf=dist/leasewrap_${v}_linux_$arch.rpm
-tgz=dist/leasewrap_${v}_linux_$arch.tar.gz
 oci=dist/leasewrap_${v}_linux_$arch.oci.tar
 for f in "$deb" "$rpmf" "$tgz" "$oci" "dist/leasewrap_${v}_linux_arm64.tar.gz" "dist/leasewrap_${v}.cdx.json" "dist/leasewrap-etcd_${v}.cdx.json" "dist/leasewrap-kube_${v}.cdx.json"; do
   [ -s "$f" ] || fail "make release wrote no $f"
 done
+
+# The license and the recommended bash-completion, declared in each
+# package; the SBOMs name leasewrap's license.
+[ "$(dpkg-deb -f "$deb" License)" = Apache-2.0 ] || fail "$deb: License field: have '$(dpkg-deb -f "$deb" License)'"
+dpkg-deb -f "$deb" Recommends | grep -qw bash-completion || fail "$deb: Recommends has no bash-completion: '$(dpkg-deb -f "$deb" Recommends)'"
+[ "$(rpm -qp --qf '%{LICENSE}' "$rpmf")" = Apache-2.0 ] || fail "$rpmf: License: have '$(rpm -qp --qf '%{LICENSE}' "$rpmf")'"
+rpm -qp --recommends "$rpmf" | grep -qw bash-completion || fail "$rpmf: recommends no bash-completion"
+for f in dist/*.cdx.json; do
+  grep -q '^      "licenses": \[{"license": {"id": "Apache-2.0"}}\],$' "$f" || fail "$f declares no Apache-2.0 for leasewrap"
+done
+echo "packages: License Apache-2.0, Recommends bash-completion"
 
 # make install and make uninstall (DESTDIR): uninstall leaves nothing.
 stage=$work/stage
@@ -72,14 +128,14 @@ echo "make install, uninstall: nothing left"
 
 # The tarball.
 tar -tzf "$tgz" >"$work/tar.list"
-for f in leasewrap leasewrap-etcd leasewrap-kube man/leasewrap.1 man/leasewrap-flock.1 completions/leasewrap.bash README.md; do
+for f in leasewrap leasewrap-etcd leasewrap-kube man/leasewrap.1 man/leasewrap-flock.1 completions/leasewrap.bash README.md LICENSE NOTICE; do
   grep -qx "leasewrap_${v}_linux_$arch/$f" "$work/tar.list" || fail "$tgz has no $f"
 done
 
 # The .rpm: what it installs.
 rpm -qlp "$rpmf" >"$work/rpm.list"
 cat "$work/rpm.list"
-for f in /usr/bin/leasewrap /usr/bin/leasewrap-etcd /usr/bin/leasewrap-kube /usr/share/man/man1/leasewrap.1.gz /usr/share/doc/leasewrap/README.md; do
+for f in /usr/bin/leasewrap /usr/bin/leasewrap-etcd /usr/bin/leasewrap-kube /usr/share/man/man1/leasewrap.1.gz /usr/share/doc/leasewrap/README.md /usr/share/doc/leasewrap/copyright /usr/share/doc/leasewrap/NOTICE; do
   grep -qx "$f" "$work/rpm.list" || fail "rpm -qlp $rpmf lists no $f"
 done
 
@@ -120,6 +176,7 @@ mkdir -p "$rootfs"
 podman export "$ctr" | tar -x -C "$rootfs"
 ls -l "$rootfs"
 for f in leasewrap leasewrap-etcd leasewrap-kube; do [ -x "$rootfs/$f" ] || fail "the image has no /$f"; done
+for f in LICENSE NOTICE; do [ -s "$rootfs/usr/share/doc/leasewrap/$f" ] || fail "the image has no /usr/share/doc/leasewrap/$f"; done
 # A shell for the jobs (not part of the image), /proc, /tmp, /dev/null.
 mkdir -p "$rootfs/bin" "$rootfs/proc" "$rootfs/tmp" "$rootfs/dev"
 cp /bin/busybox "$rootfs/bin/busybox"

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # make release: writes dist/ from the committed tree —
-#   leasewrap_V_linux_{amd64,arm64}.tar.gz   the three static executables,
-#                                            man pages, completions, README,
-#                                            examples
+#   leasewrap_V_linux_{amd64,arm64}.tar.gz   the static executables, man
+#                                            pages, completions, README,
+#                                            LICENSE, NOTICE, examples
 #   leasewrap_V_linux_{amd64,arm64}.deb/.rpm nfpm; /usr/bin, man, completions,
 #                                            /usr/share/doc/leasewrap
 #   leasewrap_V_linux_{amd64,arm64}.oci.tar  FROM scratch image (podman)
 #   leasewrap{,-etcd,-kube}_V.cdx.json       CycloneDX SBOM of each executable
+#                                            (leasewrap's license declared)
 #   SHA256SUMS
 # (V is the version without its "v"). Reproducible: two runs from the same
 # commit write byte-identical files (-trimpath, an empty build id, every
@@ -34,12 +35,17 @@ mkdir -p "$work"
 # umask and the clock.
 umask 022
 
-build() { # arch: the three executables into $work/$arch/
-  local arch=$1 out=$work/$1
+# The executables: leasewrap and the siblings it runs (the Postgres kind's
+# once pg/ has one).
+cmds="cmd/leasewrap etcd/cmd/leasewrap-etcd kube/cmd/leasewrap-kube"
+[ ! -d pg/cmd/leasewrap-pg ] || cmds="$cmds pg/cmd/leasewrap-pg"
+
+build() { # arch: the executables into $work/$arch/
+  local arch=$1 out=$work/$1 c
   mkdir -p "$out"
-  GOOS=linux GOARCH=$arch CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$out/leasewrap" ./cmd/leasewrap
-  (cd etcd && GOOS=linux GOARCH=$arch CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$out/leasewrap-etcd" ./cmd/leasewrap-etcd)
-  (cd kube && GOOS=linux GOARCH=$arch CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$out/leasewrap-kube" ./cmd/leasewrap-kube)
+  for c in $cmds; do
+    GOOS=linux GOARCH=$arch CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$out/$(basename "$c")" "./$c"
+  done
 }
 
 # stamp FILE...: the commit's time on every file named (and under dirs).
@@ -76,8 +82,7 @@ for arch in $ARCHES; do
   cp "$work/$arch"/leasewrap* "$t/"
   cp -r "$work/gen/man" "$t/man"
   cp -r "$work/gen/completions" "$t/completions"
-  cp README.md "$t/"
-  [ ! -f LICENSE ] || cp LICENSE "$t/"
+  cp README.md LICENSE NOTICE "$t/"
   cp -r "$work/examples" "$t/examples"
   stamp "$t"
   tarball "$t" "$name"
@@ -93,7 +98,8 @@ for arch in $ARCHES; do
   install -D -m 0644 "$c/leasewrap.fish" "$r/usr/share/fish/vendor_completions.d/leasewrap.fish"
   d=$r/usr/share/doc/leasewrap
   install -D -m 0644 README.md "$d/README.md"
-  [ ! -f LICENSE ] || install -D -m 0644 LICENSE "$d/copyright"
+  install -D -m 0644 LICENSE "$d/copyright"
+  install -D -m 0644 NOTICE "$d/NOTICE"
   cp -r "$work/examples" "$d/examples"
   stamp "$r"
   cfg=$work/nfpm-$arch.yaml
@@ -109,15 +115,21 @@ done
 
 # The SBOMs: the modules linked into each executable (its build
 # information, as go version -m reads it), one CycloneDX document each.
-for exe in leasewrap leasewrap-etcd leasewrap-kube; do
+for c in $cmds; do
+  exe=$(basename "$c")
   "$cyclonedx" bin -json -noserial -notimestamp -version "$version" \
-    -output "$DIST/${exe}_${v}.cdx.json" "$work/$host/$exe"
+    -output "$work/$exe.cdx.json" "$work/$host/$exe"
+  # leasewrap's own license on the main component (the tool reads none
+  # from a binary).
+  awk '!done && /^      "name": "github.com\/leasewrap\/leasewrap",$/ {
+      print; print "      \"licenses\": [{\"license\": {\"id\": \"Apache-2.0\"}}],"; done = 1; next }
+    { print }' "$work/$exe.cdx.json" >"$DIST/${exe}_${v}.cdx.json"
 done
 
 if [ "$IMAGE" = 1 ]; then
   ctx=$work/image
   for arch in $ARCHES; do mkdir -p "$ctx/$arch"; cp "$work/$arch"/leasewrap* "$ctx/$arch/"; done
-  cp packaging/Dockerfile "$ctx/"
+  cp packaging/Dockerfile LICENSE NOTICE "$ctx/"
   stamp "$ctx"
   for arch in $ARCHES; do
     tag=localhost/leasewrap:${v//+/_}-$arch # no "+" in a tag

@@ -19,8 +19,8 @@ if [ "${1:-}" = commit ]; then
   echo "$(git rev-parse HEAD)$dirty"
   exit 0
 fi
-# Only release tags of the root module count (v1.2.0, not etcd/v1.2.0 nor
-# a prerelease), in semantic-version order.
+# Only release tags count (v1.2.0, not a prerelease), in semantic-version
+# order.
 tag=$(git tag --merged HEAD --list 'v[0-9]*.[0-9]*.[0-9]*' --sort=-v:refname | grep -E '^v[0-9]+\.[0-9]+\.[0-9]+$' | head -n 1 || true)
 if [ -n "$tag" ] && [ "$(git rev-parse "$tag^{commit}")" = "$(git rev-parse HEAD)" ]; then
   echo "$tag$dirty"

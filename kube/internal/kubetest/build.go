@@ -63,8 +63,9 @@ func APIServer() (string, error) {
 	return apiserver.path, apiserver.err
 }
 
-// ModuleRoot is the directory of the kube module (kube/ in the repository),
-// found from the working directory upwards.
+// ModuleRoot is the kube/ directory of the repository: kube/ beside the
+// go.mod of github.com/leasewrap/leasewrap, found from the working
+// directory upwards.
 func ModuleRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
@@ -72,11 +73,11 @@ func ModuleRoot() (string, error) {
 	}
 	for d := dir; ; d = filepath.Dir(d) {
 		b, err := os.ReadFile(filepath.Join(d, "go.mod"))
-		if err == nil && bytes.HasPrefix(b, []byte("module github.com/leasewrap/leasewrap/kube\n")) {
-			return d, nil
+		if err == nil && bytes.HasPrefix(b, []byte("module github.com/leasewrap/leasewrap\n")) {
+			return filepath.Join(d, "kube"), nil
 		}
 		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("kubetest: no kube module (go.mod of github.com/leasewrap/leasewrap/kube) above %s", dir)
+			return "", fmt.Errorf("kubetest: no go.mod of github.com/leasewrap/leasewrap above %s", dir)
 		}
 	}
 }
@@ -86,7 +87,7 @@ var built struct {
 	paths map[string]string
 }
 
-// Build builds the kube module's package pkg (for example
+// Build builds the package pkg of kube/ (for example
 // "./cmd/leasewrap-kube" or "./internal/elector") static, once per process,
 // and returns the executable's path. Executables go to a cache directory
 // (bin/HASH-OF-THE-CHECKOUT/ beside the API server's), replaced by rename so that processes of
