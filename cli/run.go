@@ -57,8 +57,7 @@ const MaxDefaultKillGrace = 10 * time.Second
 // fence's margin (max(1 s, TTL/20)), the fence then falls a third of the
 // TTL less the margin after the renewal that is due: room for retries
 // wherever the TTL is over 3 s, so every TTL a kind takes works with the
-// defaults from 4 s on. The 10 s and the kube kind's 5 s (15 s leases)
-// stay what they were.
+// defaults from 4 s on.
 func DefaultKillGrace(ttl time.Duration) time.Duration {
 	if ttl <= 0 {
 		return MaxDefaultKillGrace
@@ -79,6 +78,9 @@ func (f *RunFlags) Check(ttl time.Duration) error {
 	} else if len(f.Command) > 0 && strings.HasPrefix(f.Command[0], "-") {
 		// kong hands an unknown flag after the key to the command; a
 		// command starting with "-" must come after an explicit --.
+		if s := Suggest(f.line.root, f.line.args); s != "" {
+			return fmt.Errorf("%w: unknown flag %s (the command goes after --); did you mean: %s", ErrUsage, f.Command[0], s)
+		}
 		return fmt.Errorf("%w: unknown flag %s (the command goes after --)", ErrUsage, f.Command[0])
 	}
 	if len(f.Command) == 0 {
