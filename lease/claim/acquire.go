@@ -19,26 +19,17 @@ type AcquireOptions struct {
 	TTLMs int64
 	// Reason is recorded when non-empty.
 	Reason string
-	// Metadata is recorded when non-empty (it replaces the metadata of an
-	// idempotently re-acquired claim).
+	// Metadata is recorded when non-empty (replacing a re-acquired claim's).
 	Metadata Metadata
-	// DeferEvents hands the audit events of the acquisition back in
-	// Acquisition.Pending instead of appending them, for a caller that
-	// must not wait on the events-log mutex before it starts its work;
-	// it emits them with EmitPending.
+	// DeferEvents returns the audit events in Acquisition.Pending (emit them with EmitPending).
 	DeferEvents bool
-	// Exclusive treats a claim already held under this holder name like any
-	// other holder's: live or suspect is a *HeldByOtherError, stale is
-	// reclaimed; it is never re-acquired idempotently (which would rewrite
-	// the pid of a wrapper that still runs). The run verbs use it; the
-	// protocol's own acquire does not.
+	// Exclusive treats a claim under this holder name like another holder's: never
+	// re-acquired idempotently (the run verbs use it).
 	Exclusive bool
-	// prep is a file the waiting Locker prepared for the claim (nil for
-	// none): the first create tries it.
+	// prep is a file the waiting Locker prepared (nil for none).
 	prep *preparedClaim
 }
 
-// reacquires reports whether existing is re-acquired idempotently.
 func (o AcquireOptions) reacquires(existing *Record, holder string) bool {
 	return existing.Holder == holder && !o.Exclusive
 }
@@ -57,13 +48,11 @@ type Acquisition struct {
 	Event string
 	// Pending holds the events not yet appended (AcquireOptions.DeferEvents).
 	Pending []PendingEvent
-	// wrote is the file written for a new claim (nil otherwise): its
-	// release recognizes it by its bytes.
+	// wrote is the file written for a new claim; release recognizes it by its bytes.
 	wrote []byte
 }
 
-// done finishes an acquisition: its event is appended now, or handed back
-// in Pending when the caller deferred events.
+// done appends acq's event, or hands it back in Pending.
 func (c *Claims) done(ctx context.Context, o AcquireOptions, acq *Acquisition, data Metadata) *Acquisition {
 	if o.DeferEvents {
 		acq.Pending = append(acq.Pending, PendingEvent{Type: acq.Event, Data: data})
@@ -73,8 +62,7 @@ func (c *Claims) done(ctx context.Context, o AcquireOptions, acq *Acquisition, d
 	return acq
 }
 
-// EmitPending appends events an Acquire with DeferEvents handed back.
-// Like every audit append it is best-effort: a failure is logged.
+// EmitPending appends events deferred by Acquire, best-effort.
 func (c *Claims) EmitPending(ctx context.Context, evs []PendingEvent) {
 	for _, ev := range evs {
 		c.emit(ctx, ev.Type, ev.Data)
@@ -129,14 +117,10 @@ func (c *Claims) makeClaim(key, holder string, o AcquireOptions) *Record {
 	return rec
 }
 
-// Acquire tries to take the claim on key for holder (core.acquire_claim).
-//
-// When the file exists: the same holder re-acquires idempotently (the
-// record is rewritten with a fresh pid/host/acquired_at and this call's
-// metadata); a Live or Suspect other holder is a *HeldByOtherError; a
-// Stale claim is recovered under the recovery mutex (archived to
-// .expired/, then created afresh). A corrupted file is a *CorruptError
-// and is left untouched. Invalid input fails before any write.
+// Acquire takes the claim on key for holder (core.acquire_claim). The same holder
+// re-acquires idempotently; a Live or Suspect other holder is a *HeldByOtherError;
+// a Stale claim is archived to .expired/ and recreated under the recovery mutex; a
+// corrupted file is a *CorruptError and left untouched.
 func (c *Claims) Acquire(ctx context.Context, key, holder string, o AcquireOptions) (*Acquisition, error) {
 	if err := c.validate(key, holder, o); err != nil {
 		return nil, err
@@ -173,8 +157,7 @@ func (c *Claims) Acquire(ctx context.Context, key, holder string, o AcquireOptio
 			return nil, err // corrupted: refuse, leave it for a person
 		}
 		if o.reacquires(existing, holder) {
-			// Do not rewrite under a peer's recovery or renewal: wait for
-			// a held recovery mutex, then decide again from the top.
+			// Never rewrite under a peer's recovery or renewal: wait, then decide again.
 			mutex := recoveryMutex(path)
 			if !c.mutexFree(mutex) {
 				if !c.stealIfStale(mutex) {

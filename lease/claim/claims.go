@@ -9,24 +9,19 @@ import (
 
 // Options configure a Claims handle.
 type Options struct {
-	// Root is the explicit claims root (the directory holding .fno/claims).
-	// "" resolves by key prefix: node:, dispatch:, reconcile: and session:
-	// keys go to $FNO_CLAIMS_ROOT, else $HOME.
+	// Root is the explicit claims root (holding .fno/claims). "" routes node:,
+	// dispatch:, reconcile: and session: keys to $FNO_CLAIMS_ROOT, else $HOME.
 	Root string
-	// EventsDir is where audit events land (<EventsDir>/.fno/events.jsonl);
-	// "" is the current directory. $FNO_EVENTS_PATH, when set and
-	// non-empty, is the full events file path and wins.
+	// EventsDir holds .fno/events.jsonl ("" = cwd); a non-empty $FNO_EVENTS_PATH
+	// is the full events path and wins.
 	EventsDir string
-	// Getenv reads the environment (root routing, events path, harness
-	// markers); nil is os.Getenv.
+	// Getenv reads the environment; nil is os.Getenv.
 	Getenv func(string) string
-	// Logger receives best-effort failures (audit appends, mutex steals);
-	// nil discards them.
+	// Logger receives best-effort failures; nil discards them.
 	Logger *slog.Logger
 }
 
-// Claims performs the claim protocol's verbs. A Claims is safe for use by
-// one goroutine at a time; separate processes coordinate through the files.
+// Claims performs the claim protocol's verbs, for one goroutine at a time.
 type Claims struct {
 	root      string
 	eventsDir string
@@ -45,8 +40,7 @@ type Claims struct {
 	eventsLockWait time.Duration
 	// writeOwner writes a mutex owner token (a fault seam).
 	writeOwner func(f *os.File, tok []byte) error
-	// eventsDenied holds the events paths already warned about as not
-	// writable (one warning per path).
+	// eventsDenied holds events paths already warned about as not writable.
 	eventsDenied map[string]bool
 }
 
@@ -96,8 +90,7 @@ func (c *Claims) Path(key string) (string, error) {
 	return claimFile(root, key), nil
 }
 
-// Dir returns the claims directory for key (or, with an explicit root or
-// an empty key, of the root / the global root).
+// Dir returns the claims directory for key (or of the explicit/global root).
 func (c *Claims) Dir(key string) (string, error) {
 	if key == "" {
 		root := c.root

@@ -7,15 +7,12 @@ import (
 	"github.com/leasewrap/leasewrap/lease"
 )
 
-// ContendedError reports that Acquire gave up while the claim's recovery
-// mutex stayed held: a peer is reclaiming or renewing, or one crashed
-// holding it. It matches lease.ErrHeld, so a caller that waits keeps
-// trying; a crashed peer's mutex is taken over once it is older than the
-// steal age (120 s).
+// ContendedError reports that Acquire gave up while the claim's recovery mutex
+// stayed held. It matches lease.ErrHeld; a crashed peer's mutex is stolen once
+// older than 120 s.
 type ContendedError struct {
 	Key, Path, Mutex string
-	// Owner is the mutex's owner token (host:pid:ns), "" when it has none
-	// (its holder died between mkdir and writing it).
+	// Owner is the mutex's owner token (host:pid:ns), "" when it has none.
 	Owner string
 	// Age is the mutex's age by its modification time.
 	Age time.Duration
@@ -33,7 +30,6 @@ func (e *ContendedError) Error() string {
 // Is makes errors.Is(err, lease.ErrHeld) true.
 func (e *ContendedError) Is(target error) bool { return target == lease.ErrHeld }
 
-// contended explains why Acquire on path gave up.
 func (c *Claims) contended(key, path string) error {
 	mutex := recoveryMutex(path)
 	fi, err := lstat(mutex)

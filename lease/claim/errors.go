@@ -8,14 +8,12 @@ import (
 )
 
 var (
-	// ErrInvalid reports bad input (key, holder, TTL, metadata) rejected
-	// before anything was written.
+	// ErrInvalid reports bad input rejected before any write.
 	ErrInvalid = errors.New("claim: invalid input")
-	// ErrCorrupt reports a claim file that cannot be trusted: unparsable,
-	// not a mapping, of a newer schema, or missing its key/holder.
+	// ErrCorrupt reports a claim file that is unparsable, not a mapping, of a
+	// newer schema, or missing its key/holder.
 	ErrCorrupt = errors.New("claim: corrupt record")
-	// ErrHeldByOther reports that a live (or TTL-protected suspect) claim of
-	// another holder exists.
+	// ErrHeldByOther reports another holder's live or suspect claim.
 	ErrHeldByOther = errors.New("claim: held by other")
 	// ErrNoRoot reports that no claims root could be resolved for a key.
 	ErrNoRoot = errors.New("claim: no claims root")
@@ -23,9 +21,8 @@ var (
 	errGoneAway = errors.New("claim: file disappeared")
 )
 
-// CorruptError names a corrupted claim file and why it was refused. It
-// matches ErrCorrupt and lease.ErrRefused: nothing was changed, and a
-// person must resolve it.
+// CorruptError names a refused claim file and why. It matches ErrCorrupt and
+// lease.ErrRefused.
 type CorruptError struct {
 	Path   string
 	Reason string
@@ -40,8 +37,7 @@ func (e *CorruptError) Is(target error) bool {
 	return target == ErrCorrupt || target == lease.ErrRefused
 }
 
-// HeldByOtherError is the contention outcome of Acquire: another holder's
-// claim is live or suspect.
+// HeldByOtherError is Acquire's contention outcome.
 type HeldByOtherError struct {
 	Key    string
 	Holder string

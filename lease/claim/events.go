@@ -21,9 +21,8 @@ const (
 	EventReleased            = "claim_released"
 )
 
-// commonEventData mirrors events._common: key, holder, pid, host,
-// acquired_at, expires_at (null for PID-liveness claims, where the file
-// omits the key).
+// commonEventData mirrors events._common (expires_at null for PID-liveness
+// claims).
 func commonEventData(rec *Record) Metadata {
 	var exp any
 	if rec.ExpiresAt != nil {
@@ -47,8 +46,7 @@ func acquiredEventData(rec *Record) Metadata {
 	return d
 }
 
-// eventLine renders the envelope {"ts","type","source":"fno-loop","data"}
-// as one compact JSON line.
+// eventLine renders {"ts","type","source":"fno-loop","data"} as one JSON line.
 func eventLine(ts time.Time, typ string, data Metadata) ([]byte, error) {
 	env := Metadata{
 		{Key: "ts", Value: ts.UTC().Format("2006-01-02T15:04:05Z")},
@@ -63,11 +61,8 @@ func eventLine(ts time.Time, typ string, data Metadata) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// emit appends one audit event, best effort: a failure is logged, never
-// returned (the claim file is authoritative; the log is observability). A
-// permission error (a root-owned .fno under a non-root job, a read-only
-// file system) is skipped at once, never waited on, with one warning per
-// path for the life of this handle.
+// emit appends one audit event, best effort: failures are logged, and a
+// permission error is skipped at once with one warning per path.
 func (c *Claims) emit(ctx context.Context, typ string, data Metadata) {
 	path := c.EventsPath()
 	line, err := eventLine(c.now(), typ, data)
@@ -93,13 +88,8 @@ func (c *Claims) emit(ctx context.Context, typ string, data Metadata) {
 	c.log.Warn("claims: failed to emit audit event", "type", typ, "path", path, "err", err)
 }
 
-// appendEventLine appends line to path under the events.jsonl.lock.d
-// mutex (stealing a corpse), within lockTimeout. The log is opened for
-// appending without following a symlink and without blocking on a FIFO,
-// and only a regular file with one link is written: anything planted at
-// its name is refused (the event is skipped), never written through. A
-// symlink this user or root made is followed one level (an operator's
-// link to a shared log); another user's is refused.
+// appendEventLine appends line under the events.jsonl.lock.d mutex; only a regular
+// single-link file is written (own or root's symlink followed one level).
 func (c *Claims) appendEventLine(ctx context.Context, path string, line []byte, lockTimeout time.Duration) error {
 	if err := os.MkdirAll(filepath.Dir(path), dirMode); err != nil {
 		return err

@@ -22,12 +22,8 @@ import (
 	"github.com/leasewrap/leasewrap/lease"
 )
 
-// readClaimFile reads and parses path: errGoneAway when it does not exist,
-// *CorruptError when it cannot be read or trusted (a symlink, dangling
-// or not, a FIFO, a directory or any other non-regular file included: the
-// last component is never followed, and a FIFO is opened non-blocking so a
-// planted one cannot hang the reader). An I/O failure that may pass (EIO,
-// out of descriptors or memory) also matches errTransientRead.
+// readClaimFile reads and parses path: errGoneAway when missing, *CorruptError for
+// anything untrusted (non-regular, never followed); may match errTransientRead.
 func readClaimFile(path string) (*Record, error) {
 	b, err := readClaimBytes(path)
 	if err != nil {
@@ -36,7 +32,6 @@ func readClaimFile(path string) (*Record, error) {
 	return parseClaim(path, b)
 }
 
-// parseClaim parses b, the bytes of the claim at path.
 func parseClaim(path string, b []byte) (*Record, error) {
 	rec, reason := parseRecord(b)
 	if reason != "" {
@@ -45,8 +40,6 @@ func parseClaim(path string, b []byte) (*Record, error) {
 	return rec, nil
 }
 
-// readClaimBytes is readClaimFile's read: the file's bytes (at most
-// MaxRecordBytes+1), with its errors.
 func readClaimBytes(path string) ([]byte, error) {
 	f, err := safefile.Open(path, os.O_RDONLY, 0)
 	var ue *safefile.UnsafeError
@@ -66,13 +59,11 @@ func readClaimBytes(path string) ([]byte, error) {
 	return b, nil
 }
 
-// errTransientRead marks a read that failed for a reason that may pass
-// (EIO, EINTR, out of memory or descriptors): a renewal retries it rather
-// than calling the lease lost.
+// errTransientRead marks a read failure that may pass (EIO, EINTR, ENOMEM,
+// EMFILE): renewal retries it.
 var errTransientRead = errors.New("claim: transient read failure")
 
-// readError is a failed read: Corrupted to every caller, and transient
-// when its cause may pass.
+// readError is a failed read: Corrupted, and transient when its cause may pass.
 type readError struct {
 	*CorruptError
 	cause error
@@ -97,21 +88,15 @@ var tmpSeq atomic.Uint64
 // errAlreadyHeld: the exclusive create lost (the path exists).
 var errAlreadyHeld = errors.New("claim: path already exists")
 
-// fileMode is the mode of every file leasewrap creates in a claims root or
-// an events directory, before the umask: what the Python and Rust peers
-// use (open()/OpenOptions default), so a team sharing a root through its
-// group (umask 002) can append to one another's events log.
+// fileMode is the peers' default file mode before the umask, so a group-shared
+// root (umask 002) can append to one events log.
 const fileMode = 0o666
 
-// dirMode is the mode of the directories leasewrap creates (.fno,
-// .fno/claims, .expired, the mutex directories), before the umask: the
-// peers' os.makedirs / create_dir_all default.
+// dirMode is the peers' default directory mode before the umask.
 const dirMode = 0o777
 
-// atomicCreateExclusive publishes content at path only if path does not
-// exist: a temp file in the same directory, then link(2) (EEXIST = a
-// concurrent winner published first). Readers see no file or a whole one.
-// The directory is created on ENOENT and the create retried once.
+// atomicCreateExclusive publishes content at path only if absent: temp file plus
+// link(2) (EEXIST = a peer won). The directory is created on ENOENT.
 func atomicCreateExclusive(path string, content []byte) error {
 	err := createViaLink(path, content)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -126,10 +111,8 @@ func atomicCreateExclusive(path string, content []byte) error {
 	return err
 }
 
-// createViaLink writes content to a new temp file ".claim-tmp-<pid>-<ns>-<n>"
-// (the seed's pattern), created exclusively: a name someone planted is
-// never opened, another is chosen (the nanoseconds move on). Only link(2)'s
-// EEXIST, on the claim itself, reports fs.ErrExist.
+// createViaLink links a new exclusive temp file ".claim-tmp-<pid>-<ns>-<n>" (the
+// seed's pattern) at path; only link's EEXIST reports fs.ErrExist.
 func createViaLink(path string, content []byte) error {
 	dir := filepath.Dir(path)
 	f, tmp, err := safefile.CreateTemp(func(int) (string, error) {
@@ -152,8 +135,7 @@ func createViaLink(path string, content []byte) error {
 		return fmt.Errorf("write %s: %w", tmp, werr)
 	}
 	fault.Point("claim.after-temp-write")
-	// link(2) never follows tmp: if someone swapped it, the claim becomes
-	// their file, which readers then judge; nothing else is written.
+	// link(2) never follows tmp.
 	lerr := os.Link(tmp, path)
 	fault.Point("claim.after-link")
 	os.Remove(tmp)
@@ -169,12 +151,8 @@ func createViaLink(path string, content []byte) error {
 	return lerr
 }
 
-// atomicReplace replaces path with content: a new temp file beside it,
-// rename(2) over the claim (which replaces a planted symlink rather than
-// following it). The temp name keeps the seed's "<enc>.lock.tmp.<pid>.<n>"
-// pattern, but n is random, not a counter another user could predict, and
-// the file is created exclusively: a planted name is skipped, never
-// truncated or written through.
+// atomicReplace renames a new exclusive temp file "<enc>.lock.tmp.<pid>.<n>"
+// (random n) over path; rename replaces a planted symlink, never follows it.
 func atomicReplace(path string, content []byte) error {
 	f, tmp, err := safefile.CreateTemp(func(int) (string, error) {
 		var n [8]byte
@@ -201,11 +179,8 @@ func atomicReplace(path string, content []byte) error {
 	return nil
 }
 
-// archiveClaim moves a stale claim to .expired/<enc>.<ts_ms>.lock by
-// rename, never unlinking it. A missing source is success (another process
-// archived it first). .expired is opened without following a symlink and
-// the rename made relative to that descriptor, so a .expired planted as a
-// symlink never moves a claim out of the claims directory.
+// archiveClaim renames a stale claim to .expired/<enc>.<ts_ms>.lock, never
+// unlinking; a missing source is success. A .expired symlink is never followed.
 func archiveClaim(path string, tsMs int64) error {
 	dir, name := filepath.Split(path)
 	stem := strings.TrimSuffix(name, ".lock")
@@ -235,11 +210,8 @@ func archiveClaim(path string, tsMs int64) error {
 	return nil
 }
 
-// ArchiveRefusedError reports a claims directory whose .expired entry, where
-// stale claims are archived before a recovery, is not a directory (a file
-// or a symbolic link planted there): nothing is written through it, the
-// stale claim stays, and the error matches lease.ErrRefused (bad input, not
-// an I/O failure). Path is the entry, What its type.
+// ArchiveRefusedError reports a .expired entry that is not a directory: the stale
+// claim stays. It matches lease.ErrRefused. Path is the entry, What its type.
 type ArchiveRefusedError struct {
 	Path string
 	What string

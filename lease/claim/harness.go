@@ -2,8 +2,7 @@ package claim
 
 import "strings"
 
-// harnessMarkers are the ambient session markers, highest precedence
-// first (fno harness_identity.HARNESS_SESSION_MARKERS).
+// harnessMarkers are fno's HARNESS_SESSION_MARKERS, highest precedence first.
 var harnessMarkers = []struct{ env, harness string }{
 	{"CODEX_THREAD_ID", "codex"},
 	{"CLAUDE_CODE_SESSION_ID", "claude"},
@@ -12,8 +11,7 @@ var harnessMarkers = []struct{ env, harness string }{
 	{"OPENCODE_SESSION_ID", "opencode"},
 }
 
-// ResolveHarness names the owning harness from the first marker that is
-// set and not blank; "" when none is.
+// ResolveHarness names the harness of the first non-blank marker, or "".
 func ResolveHarness(getenv func(string) string) string {
 	for _, m := range harnessMarkers {
 		if strings.TrimSpace(getenv(m.env)) != "" {

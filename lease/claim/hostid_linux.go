@@ -10,15 +10,12 @@ import (
 	"github.com/leasewrap/leasewrap/internal/procstat"
 )
 
-// machineIDOnce caches this machine's identity: it cannot change while the
-// process runs, and sweeps read many records against it.
+// machineIDOnce caches this machine's identity.
 var machineIDOnce = sync.OnceValue(readMachineID)
 
-// readMachineID mirrors fno.claims.hostid.machine_id on Linux:
-// /etc/machine-id, else /var/lib/dbus/machine-id, trimmed, plus
-// ":<inode of /proc/self/ns/pid>" so containers sharing an image's
-// machine-id but not a pid namespace stay distinct. "" when there is none
-// (never substituted by the hostname).
+// readMachineID mirrors fno.claims.hostid.machine_id: /etc/machine-id, else
+// /var/lib/dbus/machine-id, trimmed, plus ":<inode of /proc/self/ns/pid>"; ""
+// when none (never the hostname).
 func readMachineID() string {
 	base := ""
 	for _, p := range []string{"/etc/machine-id", "/var/lib/dbus/machine-id"} {
@@ -43,8 +40,7 @@ func readMachineID() string {
 	return fmt.Sprintf("%s:%d", base, st.Ino)
 }
 
-// systemHostname is gethostname(2); "" on failure, which never equals a
-// recorded host (fails toward "not live").
+// systemHostname is gethostname(2); "" on failure (reads as not live).
 func systemHostname() string {
 	h, err := os.Hostname()
 	if err != nil {
@@ -53,9 +49,8 @@ func systemHostname() string {
 	return h
 }
 
-// processCreateTimeMs returns pid's start time in epoch milliseconds
-// (btime + starttime/CLK_TCK, as psutil computes it), or false when the
-// pid is gone or cannot be inspected (which reads as not live).
+// processCreateTimeMs is pid's start in epoch ms (btime + starttime/CLK_TCK, as
+// psutil), false when it cannot be read (not live).
 func processCreateTimeMs(pid int) (int64, bool) {
 	ms, err := procstat.StartMillis(pid)
 	return ms, err == nil

@@ -10,8 +10,7 @@ import (
 const (
 	// MaxKeyLength caps the raw key (Python types.MAX_KEY_LENGTH), in characters.
 	MaxKeyLength = 256
-	// MaxEncodedFilenameBytes caps the encoded key: 240 + ".lock" stays
-	// under every mainstream file system's 255-byte name limit.
+	// MaxEncodedFilenameBytes caps the encoded key: with ".lock" under 255 bytes.
 	MaxEncodedFilenameBytes = 240
 	// MinTTLMs and MaxTTLMs bound a claim's TTL in milliseconds.
 	MinTTLMs = 60_000
@@ -24,9 +23,8 @@ const (
 // globalIDPrefixes route a "<prefix>:<id>" key to the global claims root.
 var globalIDPrefixes = []string{"node", "dispatch", "reconcile", "session"}
 
-// EncodeKey percent-encodes key for use as a file name, byte for byte like
-// Python's urllib.parse.quote(key, safe=""): bytes of [A-Za-z0-9._~-] are
-// kept, every other byte becomes %XX with UPPERCASE hex.
+// EncodeKey percent-encodes key like Python's urllib.parse.quote(key, safe=""):
+// [A-Za-z0-9._~-] kept, other bytes %XX, uppercase hex.
 func EncodeKey(key string) string {
 	const hex = "0123456789ABCDEF"
 	var b strings.Builder
@@ -46,8 +44,7 @@ func EncodeKey(key string) string {
 	return b.String()
 }
 
-// decodeKey reverses EncodeKey for a file name; ok is false when name is
-// not a valid encoding.
+// decodeKey reverses EncodeKey; ok is false for an invalid encoding.
 func decodeKey(name string) (string, bool) {
 	var b strings.Builder
 	for i := 0; i < len(name); i++ {
@@ -112,8 +109,7 @@ func ValidateTTL(ttlMs int64) error {
 	return nil
 }
 
-// globalRoot is $FNO_CLAIMS_ROOT, else $HOME; a set-but-empty value is
-// unset. "" when neither resolves.
+// globalRoot is $FNO_CLAIMS_ROOT, else $HOME (empty counts as unset).
 func globalRoot(getenv func(string) string) string {
 	if r := getenv("FNO_CLAIMS_ROOT"); r != "" {
 		return r
@@ -121,10 +117,8 @@ func globalRoot(getenv func(string) string) string {
 	return getenv("HOME")
 }
 
-// rootFor resolves the claims ROOT (the directory holding .fno/claims) for
-// key: an explicit root wins; otherwise a "<prefix>:<id>" key with a
-// global-id prefix goes to the global root. Other keys need an explicit
-// root (Python's canonical-repo-root fallback is not ported).
+// rootFor resolves the claims root for key: the explicit root, else the global
+// root for a global-id prefix; other keys need an explicit root.
 func rootFor(key, explicit string, getenv func(string) string) (string, error) {
 	if explicit != "" {
 		return explicit, nil

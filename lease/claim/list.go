@@ -10,28 +10,20 @@ import (
 	"strings"
 )
 
-// Listed is one entry of a claims directory as List saw it: the status of
-// the file (Key is the key its name encodes, the key peers find it under),
-// its file name, and Problem when the entry does not belong where it is.
+// Listed is one entry of a claims directory: its status (Key is the key its name
+// encodes), its name, and Problem when it does not belong.
 type Listed struct {
 	Status
 	// Name is the entry's file name in the claims directory.
 	Name string
-	// Problem is "" for a claim file where it belongs; otherwise what is
-	// wrong: a name that is not the encoding of the record's key (a copy
-	// or a misnamed file), a name that is not a key encoding at all, or an
-	// entry that is not a regular file (a directory, a symlink, a device).
+	// Problem is "" for a well-placed claim file; else what is wrong (name not the
+	// record key's encoding, not an encoding, or not a regular file).
 	Problem string
 }
 
-// List returns every *.lock entry of the claims directory of the explicit
-// root (or the global root), faithfully: one row per entry, sorted by key
-// then name, keeping those whose key starts with prefix. Each row's Key is
-// the key its file name encodes, and the row is flagged (Problem) when the
-// entry does not belong: see Listed. Files that are gone by the time they
-// are read are left out; dot files (temp files), recovery mutexes
-// (*.lock.recovery.d) and .expired/ are not claims and are skipped. List
-// changes nothing.
+// List returns one row per *.lock entry of the (explicit or global) claims
+// directory whose key starts with prefix, sorted by key then name; temp files,
+// mutexes and .expired/ are skipped.
 func (c *Claims) List(prefix string) ([]Listed, error) {
 	dir, err := c.Dir("")
 	if err != nil {
@@ -71,7 +63,6 @@ func (c *Claims) List(prefix string) ([]Listed, error) {
 	return out, nil
 }
 
-// problem says why an entry does not belong, or "".
 func problem(typ fs.FileMode, path, name, key string, decoded bool, rec *Record) string {
 	switch {
 	case typ&fs.ModeSymlink != 0:

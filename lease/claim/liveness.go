@@ -1,10 +1,8 @@
 package claim
 
-// isSameMachine mirrors fno.claims.hostid.is_same_machine: the recorded
-// machine id decides when both sides have one; a recorded id read where
-// ours is unreadable is UNKNOWN and counts as same machine (the pid check
-// still decides, so this only ever withholds a steal); a record without a
-// machine id falls back to comparing host with gethostname.
+// isSameMachine mirrors fno.claims.hostid.is_same_machine: machine ids decide
+// when both exist; a recorded id with ours unreadable counts as same machine;
+// without a recorded id, host is compared with gethostname.
 func (c *Claims) isSameMachine(host string, machine *string) bool {
 	mine := c.machineID()
 	if machine != nil && *machine != "" {
@@ -19,8 +17,8 @@ func (c *Claims) isSameMachine(host string, machine *string) bool {
 	return host == c.hostname()
 }
 
-// isLive: same machine, pid inspectable, and its process started no later
-// than the claim was taken (a later start is PID reuse).
+// isLive: same machine and the pid's process started no later than the claim
+// (a later start is PID reuse).
 func (c *Claims) isLive(rec *Record) bool {
 	if !c.isSameMachine(rec.Host, rec.MachineID) {
 		return false
@@ -33,9 +31,8 @@ func isExpired(rec *Record, now int64) bool {
 	return rec.ExpiresAt != nil && now >= *rec.ExpiresAt
 }
 
-// Classify mirrors staleness.classify, including the hybrid arm (an
-// expired TTL claim whose pid is a live local process stays Live) and the
-// Suspect arm (an unexpired TTL claim whose pid is not live).
+// Classify mirrors staleness.classify: an expired TTL claim with a live local pid
+// stays Live; an unexpired one without is Suspect.
 func (c *Claims) Classify(rec *Record, nowMs int64) State {
 	live := c.isLive(rec)
 	switch {

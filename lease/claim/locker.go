@@ -18,34 +18,27 @@ import (
 type LockerConfig struct {
 	Key    string
 	Holder string
-	// Root is the explicit claims root; "" applies the routing rule
-	// (node:/dispatch:/reconcile:/session: keys to $FNO_CLAIMS_ROOT, else
-	// $HOME; other keys need a root).
+	// Root is the explicit claims root; "" applies the routing rule (see Options.Root).
 	Root string
-	// TTL is the claim's time to live (1m..24h, whole milliseconds); 0
-	// makes a PID-liveness claim without expires_at.
+	// TTL is the claim's time to live (1m..24h, whole ms); 0 is a PID-liveness claim.
 	TTL    time.Duration
 	Reason string
-	// Metadata is recorded in the claim, in its order (ParseMetadataJSON
-	// keeps a JSON object's order and integers).
+	// Metadata is recorded in the claim, in its order.
 	Metadata Metadata
-	// EventsDir is where .fno/events.jsonl goes ("" = current directory;
-	// $FNO_EVENTS_PATH wins).
+	// EventsDir is where .fno/events.jsonl goes (see Options.EventsDir).
 	EventsDir string
 	// Getenv reads the environment; nil is os.Getenv.
 	Getenv func(string) string
 	Logger *slog.Logger
 }
 
-// Locker is the claim kind of lease.Locker. It is anchored: Acquire
-// records the pid it is given (the wrapped child), so the claim's liveness
-// follows the process that does the work.
+// Locker is the claim kind of lease.Locker. Acquire records the pid it is given
+// (the child), so liveness follows the process doing the work.
 type Locker struct {
 	cfg    LockerConfig
 	meta   Metadata
 	claims *Claims
-	// prep is the claim file made while waiting (Notify's Wake), used by
-	// the next acquire.
+	// prep is the claim file made while waiting.
 	prep *preparedClaim
 }
 
@@ -55,8 +48,7 @@ var (
 	_ lease.Notifier = (*Locker)(nil)
 )
 
-// NewLocker validates cfg (key, holder, TTL bounds, metadata) and returns
-// a Locker. The claims root must resolve now.
+// NewLocker validates cfg and returns a Locker; the claims root must resolve now.
 func NewLocker(cfg LockerConfig) (*Locker, error) {
 	if err := ValidateKey(cfg.Key); err != nil {
 		return nil, err
@@ -106,10 +98,8 @@ func (l *Locker) Key() string { return l.cfg.Key }
 // Holder is the holder identity.
 func (l *Locker) Holder() string { return l.cfg.Holder }
 
-// Probe reports a claim held live or suspect as a *lease.HeldError,
-// reading the file only, whatever its holder name (see AcquireAnchored).
-// Anything else (free, stale, corrupted, unreadable) is the acquire's to
-// decide.
+// Probe reads the file only and reports a live or suspect claim, whatever its
+// holder, as a *lease.HeldError.
 func (l *Locker) Probe(ctx context.Context) error {
 	st := l.claims.Status(l.cfg.Key)
 	if (st.State != Live && st.State != Suspect) || st.Record == nil {
@@ -120,19 +110,14 @@ func (l *Locker) Probe(ctx context.Context) error {
 		Since: time.UnixMilli(r.AcquiredAt), Detail: l.claims.heldDetail(l.cfg.Key, r, st.State)}
 }
 
-// Acquire takes the claim for the calling process (lease.Locker); the
-// supervisor uses AcquireAnchored with the child's pid instead.
+// Acquire takes the claim for the calling process.
 func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
 	return l.AcquireAnchored(ctx, os.Getpid())
 }
 
-// AcquireAnchored takes the claim for pid (lease.Anchor). A live or
-// suspect claim is a *lease.HeldError even when it carries this Locker's
-// own holder name: a run verb never re-acquires idempotently (two wrappers
-// given the same --holder would both run, and the second's release would
-// free the first's claim); a stale one is reclaimed as any other. A
-// corrupted record is an error matching lease.ErrRefused that names the
-// file.
+// AcquireAnchored takes the claim for pid (lease.Anchor). A live or suspect claim
+// is a *lease.HeldError even under this holder name (two wrappers with one
+// --holder must not both run); a corrupted one matches lease.ErrRefused.
 func (l *Locker) AcquireAnchored(ctx context.Context, pid int) (lease.Lease, error) {
 	if pid <= 0 {
 		return nil, fmt.Errorf("claim %q: acquire needs the anchor pid, have %d", l.cfg.Key, pid)
@@ -142,8 +127,7 @@ func (l *Locker) AcquireAnchored(ctx context.Context, pid int) (lease.Lease, err
 		TTLMs:    l.cfg.TTL.Milliseconds(),
 		Reason:   l.cfg.Reason,
 		Metadata: l.meta,
-		// The stopped child waits for Acquire: its audit events are
-		// appended once it runs (Started), off that path.
+		// The stopped child waits on Acquire: append events once it runs.
 		DeferEvents: true,
 		Exclusive:   true,
 		prep:        l.prep,
@@ -166,11 +150,7 @@ func (l *Locker) AcquireAnchored(ctx context.Context, pid int) (lease.Lease, err
 	return &claimLease{l: l, pid: acq.Record.PID, acquiredAt: acq.Record.AcquiredAt, path: acq.Path, pending: acq.Pending, wrote: acq.wrote}, nil
 }
 
-// Notify watches the claim file in its directory (created if needed so it
-// can be watched): released, archived or replaced, and a local holder's
-// process. A failed attempt never changes that name (its temp file has
-// another, and link(2) fails). Before each wait the Wake also creates the
-// file of the next attempt's claim, unnamed until it is linked.
+// Notify watches the claim file and a local holder's process.
 func (l *Locker) Notify(context.Context) (lease.Wake, error) {
 	path, err := l.claims.Path(l.cfg.Key)
 	if err != nil {
@@ -185,8 +165,7 @@ func (l *Locker) Notify(context.Context) (lease.Wake, error) {
 	if err != nil {
 		return nil, err
 	}
-	// While it waits, the claim's file is created (prepared.go): the
-	// attempt after a release only writes and links it.
+	// While waiting, create the next attempt's claim file (prepared.go).
 	prepare := func() {
 		if !l.prep.ready() {
 			l.prep = prepareClaim(dir)
@@ -208,8 +187,7 @@ type claimLease struct {
 	wrote      []byte         // the claim file as this run wrote it (nil once rewritten or unknown)
 }
 
-// Started appends the acquisition's audit events of ls (a lease this
-// Locker returned), now that the child runs (lease.Anchor).
+// Started appends ls's pending audit events now that the child runs.
 func (l *Locker) Started(ctx context.Context, ls lease.Lease) {
 	if c, ok := ls.(*claimLease); ok {
 		c.emitPending(ctx)
@@ -226,10 +204,8 @@ func (c *claimLease) Env() []string         { return nil }
 func (c *claimLease) TTL() time.Duration    { return c.l.cfg.TTL }
 func (c *claimLease) Done() <-chan struct{} { return nil }
 
-// Renew extends a TTL claim by TTL from now; for a PID-liveness claim it
-// checks the record is still ours (same holder and pid). Not ours any
-// more (other holder, missing, expired, corrupted) matches lease.ErrLost;
-// I/O failures and a busy recovery mutex are transient.
+// Renew extends a TTL claim (a PID-liveness claim is checked to be ours). Not ours
+// matches lease.ErrLost; I/O and a busy mutex are transient.
 func (c *claimLease) Renew(ctx context.Context) error {
 	key, holder := c.l.cfg.Key, c.l.cfg.Holder
 	if c.l.cfg.TTL == 0 {
@@ -261,11 +237,8 @@ func (c *claimLease) Renew(ctx context.Context) error {
 	return fmt.Errorf("renew claim %q: not renewed (%s): %w", key, res, lease.ErrLost)
 }
 
-// Finish releases the claim (holder-checked, non-strict), after appending
-// any acquisition event still pending, so the log stays in order. Past the
-// fencing deadline it first proves the record is still the one this run
-// wrote (holder, pid and acquired_at unchanged: nobody reclaimed it in the
-// meantime); otherwise the lease was lost and nothing is touched.
+// Finish releases the claim after pending events; past the fencing deadline only
+// if holder, pid and acquired_at are unchanged (else the lease was lost).
 func (c *claimLease) Finish(ctx context.Context, res lease.Result) error {
 	if res.PastFence {
 		rec, err := readClaimFile(c.path)

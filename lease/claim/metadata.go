@@ -13,11 +13,8 @@ import (
 	"github.com/leasewrap/leasewrap/internal/pyyaml"
 )
 
-// Metadata is a claim's opaque metadata: an ORDERED mapping, because the
-// Python writer keeps a dict's insertion order and a peer rewriting the
-// record must not reorder it. It is the YAML reader/writer's mapping
-// (internal/pyyaml): values are nil, bool, *big.Int (integers of any size),
-// float64, string, []any of values, or Metadata.
+// Metadata is a claim's ordered mapping (a rewrite must not reorder): nil, bool,
+// *big.Int, float64, string, []any or Metadata values.
 type Metadata = pyyaml.Mapping
 
 // Field is one key/value pair of a Metadata mapping.
@@ -80,8 +77,7 @@ func normalize(v any) (any, error) {
 	return nil, fmt.Errorf("%w: metadata value of type %T is not JSON-like", ErrInvalid, v)
 }
 
-// numberValue turns a JSON number literal into *big.Int (no fraction or
-// exponent, as Python's json module does) or float64.
+// numberValue turns a JSON number into *big.Int (no fraction/exponent) or float64.
 func numberValue(s string) (any, error) {
 	if !strings.ContainsAny(s, ".eE") {
 		n, ok := new(big.Int).SetString(s, 10)
@@ -97,9 +93,8 @@ func numberValue(s string) (any, error) {
 	return f, nil
 }
 
-// ParseMetadataJSON decodes a JSON object into Metadata, keeping the
-// object's key order (a repeated key keeps its first position and its last
-// value, as Python's json module does). Anything but an object is an error.
+// ParseMetadataJSON decodes a JSON object into Metadata in key order (a repeated
+// key keeps its first position and last value, like Python's json).
 func ParseMetadataJSON(data []byte) (Metadata, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -127,7 +122,6 @@ func ParseMetadataJSON(data []byte) (Metadata, error) {
 	return m, nil
 }
 
-// errTooDeep stops decoding metadata nested deeper than a claim may be.
 var errTooDeep = errors.New("too deep")
 
 func describeToken(tok json.Token) string {
@@ -172,9 +166,7 @@ func decodeObject(dec *json.Decoder, depth int) (Metadata, error) {
 	return b.Mapping(), nil
 }
 
-// decodeValue decodes the value that follows in dec; depth is how deeply
-// its enclosing collections nest in the claim (the record's root mapping
-// counting as one).
+// decodeValue decodes the next value; depth counts the record's root as one.
 func decodeValue(dec *json.Decoder, depth int) (any, error) {
 	tok, err := dec.Token()
 	if err != nil {

@@ -10,21 +10,15 @@ import (
 	"github.com/leasewrap/leasewrap/internal/safefile"
 )
 
-// preparedClaim is the file of a waiter's next claim, created before the
-// claim is free: an unnamed file (O_TMPFILE) in the claims directory. The
-// attempt after a release writes the record into it and links it at the
-// claim's path: link(2)'s exclusive create, as with the seed's
-// .claim-tmp-* file, without creating (or, after the link, removing) a
-// temp name on the path between the holder's release and the waiter's
-// start. Nobody can see it before the link, and a waiter that dies frees
-// it with its descriptor.
+// preparedClaim is a waiter's next claim file, an O_TMPFILE in the claims
+// directory made before the claim is free; after a release it is written and
+// linked at the claim's path (link's exclusive create, no temp name).
 type preparedClaim struct {
 	f   *os.File
 	dir string
 }
 
-// prepareClaim makes the unnamed file in dir, or returns nil (no
-// O_TMPFILE, no directory yet: the attempt uses the seed's temp file).
+// prepareClaim makes the unnamed file in dir, or nil (use the temp file path).
 func prepareClaim(dir string) *preparedClaim {
 	f, err := safefile.CreateUnnamed(dir, fileMode)
 	if err != nil {
@@ -33,7 +27,6 @@ func prepareClaim(dir string) *preparedClaim {
 	return &preparedClaim{f: f, dir: dir}
 }
 
-// close drops an unused prepared file. It is safe on nil.
 func (p *preparedClaim) close() {
 	if p != nil && p.f != nil {
 		p.f.Close()
@@ -41,14 +34,10 @@ func (p *preparedClaim) close() {
 	}
 }
 
-// ready reports whether p holds a file.
 func (p *preparedClaim) ready() bool { return p != nil && p.f != nil }
 
-// create publishes content at path through the prepared file. used is
-// false when it could not be tried or failed for a reason the seed's
-// temp file may not share (the caller then creates that way); otherwise
-// err is nil (the claim is ours, the file used up) or errAlreadyHeld (the
-// path exists; the file is emptied and kept for the next attempt).
+// create links content at path through the prepared file. used is false when it
+// could not try; else err is nil or errAlreadyHeld (the file kept for a retry).
 func (p *preparedClaim) create(path string, content []byte) (used bool, err error) {
 	if !p.ready() || filepath.Dir(path) != p.dir {
 		return false, nil

@@ -8,12 +8,10 @@ import (
 	"github.com/leasewrap/leasewrap/internal/pyyaml"
 )
 
-// marshalRecord renders rec as the Python writer does (internal/pyyaml),
-// field order
+// marshalRecord renders rec as the Python writer does, in field order
 // schema_version, key, holder, acquired_at, pid, host, machine_id?,
-// expires_at?, reason?, harness?, metadata?.
-// A record the readers would refuse (see MaxNesting, MaxRecordBytes) is
-// an ErrInvalid error instead: nothing is written.
+// expires_at?, reason?, harness?, metadata?; a record readers would refuse is
+// ErrInvalid.
 func marshalRecord(rec *Record) ([]byte, error) {
 	if err := checkWritable(rec); err != nil {
 		return nil, err
@@ -26,8 +24,6 @@ func marshalRecord(rec *Record) ([]byte, error) {
 	return out, err
 }
 
-// recordFields is the record as the ordered mapping the Python writer
-// dumps.
 func recordFields(rec *Record) Metadata {
 	m := Metadata{
 		{Key: "schema_version", Value: big.NewInt(int64(rec.SchemaVersion))},
@@ -55,15 +51,9 @@ func recordFields(rec *Record) Metadata {
 	return m
 }
 
-// parseRecord reads a claim file's text as the Python reader does: a YAML
-// mapping whose unknown fields are ignored, null and absent optional
-// fields alike, schema_version defaulting to 1. Plain scalars are typed
-// with PyYAML's (YAML 1.1) resolvers. It returns a reason string (never an
-// error value) when the text must be treated as Corrupted.
-//
-// Text longer than MaxRecordBytes, or nested deeper than MaxNesting, is
-// refused before it is interpreted; the rest of the work is linear in the
-// text (mappings are indexed, never compared pairwise).
+// parseRecord reads a claim as the Python reader does: unknown fields ignored,
+// null equals absent, schema_version defaults to 1, YAML 1.1 scalar resolvers.
+// A non-empty reason means Corrupted. Oversized or too deep text is refused first.
 func parseRecord(text []byte) (*Record, string) {
 	if len(text) > MaxRecordBytes {
 		return nil, fmt.Sprintf("larger than %d bytes (%d MiB), the bound on a claim file; no writer produces such a claim", MaxRecordBytes, MaxRecordBytes>>20)

@@ -13,11 +13,8 @@ import (
 
 func lstat(path string) (fs.FileInfo, error) { return os.Lstat(path) }
 
-// recoverStale recovers a stale claim under the <lockfile>.recovery.d
-// mutex. retry reports that the caller should start acquire over: another
-// worker holds (or held) the mutex, or a third one won the create race.
-// A young mutex is never touched: the waiter polls for it to go (bounded)
-// and retries; only a corpse older than 120 s is stolen, by rename.
+// recoverStale recovers a stale claim under its recovery mutex; retry means start
+// over (a peer held the mutex or won the create).
 func (c *Claims) recoverStale(ctx context.Context, path, key, holder string, o AcquireOptions) (*Acquisition, bool, error) {
 	mutex := recoveryMutex(path)
 	tok, err := c.takeDirMutex(mutex)
@@ -37,8 +34,6 @@ func (c *Claims) recoverStale(ctx context.Context, path, key, holder string, o A
 	return c.recoverStaleLocked(ctx, path, key, holder, o)
 }
 
-// recoverStaleLocked re-reads and re-classifies under the mutex, then
-// archives and exclusively creates.
 func (c *Claims) recoverStaleLocked(ctx context.Context, path, key, holder string, o AcquireOptions) (*Acquisition, bool, error) {
 	rec := c.makeClaim(key, holder, o)
 	payload, err := marshalRecord(rec)

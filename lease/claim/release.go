@@ -12,9 +12,8 @@ import (
 	"github.com/leasewrap/leasewrap/internal/fault"
 )
 
-// Release removes holder's claim on key (core.release_claim, non-strict):
-// a missing file, another holder's claim and a corrupted file are all
-// silent success; a corrupted file is left in place for a person.
+// Release removes holder's claim on key (core.release_claim, non-strict): a
+// missing, other holder's or corrupted file is silent success, left in place.
 func (c *Claims) Release(ctx context.Context, key, holder string) error {
 	if key == "" || holder == "" {
 		return fmt.Errorf("%w: key and holder must be non-empty", ErrInvalid)
@@ -23,39 +22,26 @@ func (c *Claims) Release(ctx context.Context, key, holder string) error {
 	if err != nil {
 		return err
 	}
-	// Remove under the recovery mutex, reading the claim inside it: a
-	// peer that found this claim stale (its pid already dead) archives it
-	// and creates its own under the same mutex, and an unguarded
-	// read-then-remove would delete that new claim (two holders). A mutex
-	// held past the wait leaves our claim in place: its pid is dead, so it
-	// is reclaimable. The seed reads once before anything else; reading
-	// only under the mutex decides the same (gone, corrupted or another
-	// holder's: nothing is touched) without a read on the path between
-	// the job's end and the next holder's start, and a release of a claim
-	// that is not ours costs a mutex instead.
+	// Read and remove under the recovery mutex: a peer may have reclaimed a stale
+	// claim, and an unguarded read-then-remove would delete its new one. If the
+	// mutex stays held, our dead-pid claim is left reclaimable.
 	return c.release(ctx, path, holder, nil)
 }
 
-// release removes holder's claim at path. wrote, when not nil, is the
-// file this process wrote for the claim: a file that still holds exactly
-// those bytes is holder's without being parsed under the mutex (it is
-// parsed after, for the event).
+// release removes holder's claim at path; a file still equal to wrote is ours.
 func (c *Claims) release(ctx context.Context, path, holder string, wrote []byte) error {
 	existing, held, err := c.removeOwn(ctx, path, holder, wrote)
 	if err != nil || existing == nil {
 		return err
 	}
-	// The released event is appended once the mutex is free again (the
-	// seed holds no mutex for it at all).
+	// Append the released event after freeing the mutex.
 	data := commonEventData(existing)
 	data = append(data, Field{Key: "duration_held_ms", Value: big.NewInt(held)})
 	c.emit(ctx, EventReleased, data)
 	return nil
 }
 
-// removeOwn removes path under its recovery mutex if it is holder's claim,
-// returning the claim removed (nil when nothing was) and how long it was
-// held.
+// removeOwn removes holder's claim under its mutex, returning it (or nil).
 func (c *Claims) removeOwn(ctx context.Context, path, holder string, wrote []byte) (*Record, int64, error) {
 	mutex := recoveryMutex(path)
 	tok, err := c.acquireDirMutex(ctx, mutex, c.mutexWait, true)
@@ -99,14 +85,12 @@ type Status struct {
 	State State
 	// Record is set for Live, Suspect and Stale.
 	Record *Record
-	// Err says why a Corrupted file was refused (a *CorruptError), or why
-	// no path could be resolved (the state is then Free).
+	// Err is why a file was Corrupted, or why no path resolved (state Free).
 	Err error
 }
 
-// Status inspects key (core.claim_status). It never fails: a missing file
-// (or one that vanishes mid-read) is Free, an untrusted one Corrupted, and
-// an unresolvable root reads as Free with Err set.
+// Status inspects key (core.claim_status) and never fails: missing is Free,
+// untrusted Corrupted, an unresolvable root Free with Err.
 func (c *Claims) Status(key string) Status {
 	path, err := c.Path(key)
 	if err != nil {

@@ -25,18 +25,12 @@ const (
 	NotRenewedExpired RenewResult = "expired"
 	// NotRenewedCorrupted: the file cannot be trusted (left untouched).
 	NotRenewedCorrupted RenewResult = "corrupted"
-	// NotRenewedBusy: a peer holds the recovery mutex (mid-reclaim or
-	// renewing); a best-effort renewal backs off.
+	// NotRenewedBusy: a peer holds the recovery mutex; back off.
 	NotRenewedBusy RenewResult = "busy"
 )
 
-// Renew resets holder's TTL claim on key to expires_at = now + ttlMs (a
-// fixed window, never a growing span), under the recovery mutex, re-read
-// inside it. acquired_at, pid and every other field are preserved. An
-// error is returned for invalid input and for an I/O failure (a failed
-// read, a mutex whose owner file could not be written, a failed write):
-// the mutex this call made is removed again whatever failed, so the next
-// renewal can retry; none of these is a loss.
+// Renew sets holder's TTL claim to expires_at = now + ttlMs under the recovery
+// mutex, keeping every other field. An error (bad input, I/O) is not a loss.
 func (c *Claims) Renew(ctx context.Context, key, holder string, ttlMs int64) (RenewResult, error) {
 	if key == "" || holder == "" {
 		return "", fmt.Errorf("%w: key and holder must be non-empty", ErrInvalid)
@@ -48,7 +42,7 @@ func (c *Claims) Renew(ctx context.Context, key, holder string, ttlMs int64) (Re
 	if err != nil {
 		return "", err
 	}
-	// Cheap pre-check outside the mutex.
+	// A cheap pre-check outside the mutex.
 	if res, _, err := c.renewable(path, holder); res != "" || err != nil {
 		return res, err
 	}
@@ -61,8 +55,7 @@ func (c *Claims) Renew(ctx context.Context, key, holder string, ttlMs int64) (Re
 	case errors.Is(err, fs.ErrExist):
 		return NotRenewedBusy, nil
 	case err != nil:
-		// Our own mutex is gone again (takeDirMutex removes what it
-		// made): an I/O failure the next renewal retries, not a loss.
+		// Our mutex was removed again: transient, not a loss.
 		return "", fmt.Errorf("renew %s: %w", path, err)
 	}
 	defer c.releaseDirMutex(mutex, tok)
@@ -86,8 +79,7 @@ func (c *Claims) Renew(ctx context.Context, key, holder string, ttlMs int64) (Re
 	return Renewed, nil
 }
 
-// renewable returns "" and the record when path holds holder's TTL claim,
-// and an error (no result) when the read failed in a way that may pass.
+// renewable returns "" and the record for holder's TTL claim.
 func (c *Claims) renewable(path, holder string) (RenewResult, *Record, error) {
 	rec, err := readClaimFile(path)
 	switch {

@@ -6,10 +6,8 @@ import (
 	"time"
 )
 
-// heldDetail is a contention's detail for people: the claim's state, and
-// for a suspect claim (its TTL runs on but its holder is not provably
-// alive: a pid gone from this host, or a holder on another host) when its
-// TTL ends, how long that is from now, and the command that frees it now.
+// heldDetail describes a contention: the state and, for a suspect claim, when its
+// TTL ends and the command that frees it.
 func (c *Claims) heldDetail(key string, r *Record, st State) string {
 	if st != Suspect || r == nil || r.ExpiresAt == nil {
 		return fmt.Sprintf("claim is %s", st)
@@ -28,8 +26,7 @@ func (c *Claims) heldDetail(key string, r *Record, st State) string {
 		why, ends.UTC().Format(time.RFC3339), ends.Sub(now).Round(time.Second), free)
 }
 
-// shellSafe reports whether s is non-empty and made only of
-// [A-Za-z0-9_@%+=:,./-], which a POSIX shell takes literally.
+// shellSafe reports whether s is non-empty and only [A-Za-z0-9_@%+=:,./-].
 func shellSafe(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -40,7 +37,6 @@ func shellSafe(s string) bool {
 	return s != ""
 }
 
-// shellQuote quotes s for a POSIX shell when it needs it.
 func shellQuote(s string) string {
 	if shellSafe(s) {
 		return s
