@@ -10,24 +10,13 @@ import (
 	"github.com/leasewrap/leasewrap/internal/serdejson"
 )
 
-// MaxRecordBytes bounds an owner record. Readers read at most this many
-// bytes plus one, and DecodeOwner refuses a larger record as corrupt
-// (ErrCorrupt): an acquirer refuses to run beside it, Inspect lists it
-// as unverifiable, Renew reports the lease lost, and nothing removes it.
-// The seed writes thirteen fields, pretty-printed: under a kilobyte even
-// with a long endpoint and executable path (PATH_MAX is 4 KiB). 1 MiB is a
-// thousand times that.
+// MaxRecordBytes bounds an owner record; DecodeOwner refuses a larger one (ErrCorrupt).
 const MaxRecordBytes = 1 << 20
 
-// ErrTooLarge reports an owner registration whose record would be larger
-// than MaxRecordBytes: every reader, this package's included, would refuse
-// it, so the session would be blocked until someone removed it by hand.
+// ErrTooLarge reports an owner record that would exceed MaxRecordBytes.
 var ErrTooLarge = errors.New("session: owner record too large")
 
-// checkOwnerSize refuses an owner context whose record, at its largest
-// (the pid, token and timestamps at their longest), would be larger than
-// MaxRecordBytes, naming the longest field. NewLocker calls it, so such a
-// registration is refused before anything is written or run.
+// checkOwnerSize refuses an owner context whose largest record would exceed MaxRecordBytes.
 func checkOwnerSize(sid ID, oc *OwnerContext) error {
 	o := newOwner(sid, oc, math.MaxUint32, time.UnixMilli(math.MaxInt64), currentExe)
 	o.PID, o.AcquiredAtMs, o.LastSeenMs = math.MaxUint32, math.MaxUint64, math.MaxUint64

@@ -7,14 +7,11 @@ import (
 )
 
 var (
-	// ErrInvalidID reports a session id that is not a canonical lowercase
-	// hyphenated UUID.
+	// ErrInvalidID reports a session id that is not a lowercase hyphenated UUID.
 	ErrInvalidID = errors.New("session: invalid session id")
-	// ErrMissingWriterEpoch reports an owner registration without a storage
-	// writer epoch; the seed refuses anonymous writers.
+	// ErrMissingWriterEpoch reports a registration without a storage writer epoch.
 	ErrMissingWriterEpoch = errors.New("session: storage writer epoch required")
-	// ErrCorrupt reports an owner record that is not a well-formed owner
-	// record (see DecodeOwner).
+	// ErrCorrupt reports a malformed owner record (see DecodeOwner).
 	ErrCorrupt = errors.New("session: corrupt owner record")
 )
 
@@ -43,20 +40,16 @@ func (e *MissingWriterEpochError) Error() string {
 // Is makes errors.Is(err, ErrMissingWriterEpoch) true.
 func (e *MissingWriterEpochError) Is(target error) bool { return target == ErrMissingWriterEpoch }
 
-// OwnedError is the seed's OwnedByOtherDaemon: a remaining owner record
-// refuses the registration (an incompatible owner) or the maintenance guard
-// (any owner).
+// OwnedError is the seed's OwnedByOtherDaemon: a remaining owner refuses the
+// registration (incompatible) or the maintenance guard (any owner).
 type OwnedError struct {
 	SessionID ID
 	// Owner is the refusing owner record and Path where it was read.
 	Owner Owner
 	Path  string
-	// Liveness is the owner's liveness as classified when it was reported:
-	// Live, Unverifiable (which never becomes Stale by waiting), or Stale if
-	// it died in between.
+	// Liveness is the owner's liveness when reported.
 	Liveness Liveness
-	// Summary is the owner's identity as the seed formats it
-	// ("pid 42, daemon instance X, storage writer epoch 6, ...").
+	// Summary is the owner's identity as the seed formats it.
 	Summary string
 }
 
@@ -64,9 +57,8 @@ func (e *OwnedError) Error() string {
 	return fmt.Sprintf("session %s is open in another incompatible Bcode writer: %s", e.SessionID, e.Summary)
 }
 
-// UnverifiableError is the seed's UnverifiableOwnerMetadata: a *.json entry
-// in the owner directory that cannot be read or decoded. It is never
-// removed; a person must inspect it.
+// UnverifiableError is the seed's UnverifiableOwnerMetadata: an unreadable or
+// undecodable *.json entry, never removed.
 type UnverifiableError struct {
 	Path string
 	Err  error
@@ -78,8 +70,7 @@ func (e *UnverifiableError) Error() string {
 
 func (e *UnverifiableError) Unwrap() error { return e.Err }
 
-// LockTimeoutError is the seed's LockWaitTimeout: a lock stayed contended
-// for the whole bounded wait.
+// LockTimeoutError is the seed's LockWaitTimeout: the bounded wait ran out.
 type LockTimeoutError struct {
 	Path   string
 	Waited time.Duration

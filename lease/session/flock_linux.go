@@ -16,19 +16,16 @@ import (
 	"github.com/leasewrap/leasewrap/internal/safefile"
 )
 
-// The seed's bounded wait: every contended lock is retried every 25 ms for
-// at most 10 s, then reported instead of blocking forever.
+// The seed's bounded wait: retry every 25 ms for at most 10 s.
 const (
 	LockWaitBudget       = 10 * time.Second
 	LockWaitPollInterval = 25 * time.Millisecond
 )
 
-// flock and tryLock are fdlock's (the one x/sys/unix flock helper).
 func flock(f *os.File, how int) error           { return fdlock.Flock(f, how) }
 func tryLock(f *os.File, how int) (bool, error) { return fdlock.Try(f, how) }
 
-// lockFile opens (creating) the lock file at path and locks it with the
-// bounded wait; on failure nothing stays open.
+// lockFile opens (creating) and locks path with the bounded wait.
 func (s *Store) lockFile(ctx context.Context, path string, how int) (*os.File, error) {
 	f, err := openLockFile(path)
 	if err != nil {
@@ -41,8 +38,7 @@ func (s *Store) lockFile(ctx context.Context, path string, how int) (*os.File, e
 	return f, nil
 }
 
-// lockBounded is lock_file_bounded: try, then poll every s.lockPoll until
-// s.lockBudget has passed (a *LockTimeoutError) or ctx ends.
+// lockBounded is lock_file_bounded: poll every s.lockPoll for s.lockBudget.
 func (s *Store) lockBounded(ctx context.Context, f *os.File, path string, how int) error {
 	waited, err := fdlock.Wait(ctx, f, how, s.lockPoll, s.lockBudget, s.now)
 	switch {
@@ -56,17 +52,13 @@ func (s *Store) lockBounded(ctx context.Context, f *os.File, path string, how in
 	return &IOError{Op: "flock", Path: path, Err: err}
 }
 
-// openLockFile is open_lock_file: create the parent directories and open
-// (creating, never truncating) the lock file read-write.
+// openLockFile is open_lock_file: mkdir -p, then open read-write, creating.
 func openLockFile(path string) (*os.File, error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, &IOError{Op: "create directory", Path: dir, Err: err}
 	}
-	// Not through a symlink, not blocking on a FIFO, only a regular file
-	// with one link (a hard link planted to another file is refused, so
-	// it is never locked), never truncated. The seed follows links; no
-	// peer creates one here, so refusing loses nothing.
+	// Only a regular single-link file, never through a symlink or FIFO.
 	f, err := safefile.Open(path, os.O_RDWR|os.O_CREATE, 0o666)
 	var ue *safefile.UnsafeError
 	if errors.As(err, &ue) {
@@ -78,17 +70,12 @@ func openLockFile(path string) (*os.File, error) {
 	return f, nil
 }
 
-// unsafeLock refuses a lock file someone planted (symlink, FIFO, hard
-// link): never followed, written or locked. It matches safefile.ErrUnsafe,
-// which the Lockers report as a refusal.
+// unsafeLock refuses a planted lock file; it matches safefile.ErrUnsafe.
 func unsafeLock(path string, ue *safefile.UnsafeError) error {
 	return &IOError{Op: "open lock file: it " + ue.What + ", which leasewrap refuses to follow or lock; check who planted it and remove it", Path: path, Err: safefile.ErrUnsafe}
 }
 
-// readRecord reads a record file. It refuses anything but a regular file
-// (opened non-blocking, so a FIFO planted in the owner directory is an
-// unreadable record instead of a hang). It reads at most MaxRecordBytes+1
-// bytes: DecodeOwner refuses a record longer than the bound.
+// readRecord reads at most MaxRecordBytes+1 bytes of a regular file.
 func readRecord(path string) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
@@ -105,9 +92,8 @@ func readRecord(path string) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, MaxRecordBytes+1))
 }
 
-// processAlive is process_is_alive: kill(pid, 0) succeeds or fails with
-// EPERM. Like the seed, a pid beyond i32 is dead and pid 0 (the caller's
-// process group) is alive.
+// processAlive is process_is_alive: kill(pid, 0) succeeds or fails with EPERM
+// (a pid beyond i32 is dead, pid 0 alive, as in the seed).
 func processAlive(pid uint32) bool {
 	if pid > math.MaxInt32 {
 		return false

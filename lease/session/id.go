@@ -6,14 +6,12 @@ import (
 	"fmt"
 )
 
-// ID is a session id: a UUID in its canonical lowercase hyphenated form
-// (8-4-4-4-12 hex digits). The zero ID is "unset" and never valid.
+// ID is a session id, a canonical lowercase UUID; the zero ID is unset.
 type ID struct{ s string }
 
-// ParseID accepts only the canonical form bcode writes: 36 characters,
-// lowercase hexadecimal digits and hyphens at positions 8, 13, 18 and 23.
-// Upper case, braces, "urn:uuid:" and the 32-digit form are refused because
-// the id becomes a file name that every peer must spell identically.
+// ParseID accepts only the canonical form bcode writes (36 characters, lowercase
+// hex, hyphens at 8, 13, 18, 23): the id is a file name every peer must spell
+// identically.
 func ParseID(s string) (ID, error) {
 	if err := checkCanonicalUUID(s); err != nil {
 		return ID{}, fmt.Errorf("%w %q: %v (want a lowercase hyphenated UUID such as 5f0c6d4e-3b1a-4f59-9b8e-0d7f2a9c1e42)", ErrInvalidID, s, err)

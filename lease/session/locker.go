@@ -25,27 +25,20 @@ const (
 	EnvLeaseToken = "LEASEWRAP_LEASE_TOKEN"
 )
 
-// LockerConfig configures an owner-lease Locker: the session, the root, and
-// the owner identity written into the record (the seed's
-// SessionLeaseOwnerContext, embedded; StorageWriterEpoch is required).
+// LockerConfig configures an owner-lease Locker: session, root and the owner
+// identity (the seed's SessionLeaseOwnerContext; StorageWriterEpoch required).
 type LockerConfig struct {
 	SessionID ID
 	Root      string
-	// LockWait bounds each wait for a session lock (the coordinator, the
-	// write lock) in one Acquire; 0 is the seed's LockWaitBudget. A caller
-	// that tries once uses TryOnceLockWait: owners hold the coordinator only
-	// for a moment on each registration, so a try-once run may wait out such
-	// a moment, not maintenance's whole hold.
+	// LockWait bounds each session lock wait in one Acquire; 0 is the seed's 10 s.
 	LockWait time.Duration
 	OwnerContext
 }
 
-// TryOnceLockWait is the lock wait of a try-once acquisition (a run verb
-// with --wait 0): a few registrations' worth, not the seed's 10 s.
+// TryOnceLockWait is the lock wait of --wait 0: it outlasts an owner's brief
+// coordinator hold, not maintenance.
 const TryOnceLockWait = 500 * time.Millisecond
 
-// lockerStore checks what both Lockers need (a session id, a root, a lock
-// wait that is not negative) and returns the Store, its lock wait set.
 func lockerStore(sid ID, root string, lockWait time.Duration) (*Store, error) {
 	if sid.IsZero() {
 		return nil, fmt.Errorf("session: no session id given: %w", ErrInvalidID)
@@ -63,14 +56,12 @@ func lockerStore(sid ID, root string, lockWait time.Duration) (*Store, error) {
 	return st, nil
 }
 
-// Locker takes a session owner lease (lease.Locker). It is unanchored: the
-// record is published before the child exists and the child inherits the
-// record's shared-flocked descriptor. Use it from one goroutine at a time.
+// Locker takes a session owner lease. It is unanchored: the child inherits the
+// record's shared-flocked descriptor.
 type Locker struct {
 	cfg   LockerConfig
 	store *Store
-	// prep is the owner record file made while waiting (Notify's Wake),
-	// used by the next Acquire.
+	// prep is the owner record file made while waiting.
 	prep *preparedRecord
 }
 
@@ -110,16 +101,8 @@ func holderOf(oc OwnerContext) string {
 	return *oc.DaemonInstanceID
 }
 
-// Notify watches the owner directory (created if needed so it can be
-// watched): a record removed, or an owner's last descriptor closed (its
-// flock gone). Liveness probes open records read-only, so a failed attempt
-// does not wake its own waiter. The end of a maintenance guard is not
-// watched (every attempt opens the coordinator itself): waiters notice it
-// by polling.
-//
-// While it waits, the Wake also prepares the owner record's file (an
-// unnamed file, written and fsynced; prepared.go), so the attempt after a
-// release only overwrites, fsyncs and links it.
+// Notify watches the owner directory (the end of maintenance is polled) and
+// prepares the next attempt's unnamed record file.
 func (l *Locker) Notify(context.Context) (lease.Wake, error) {
 	w, err := notify(l.store, l.cfg.SessionID)
 	if err != nil {
@@ -128,13 +111,11 @@ func (l *Locker) Notify(context.Context) (lease.Wake, error) {
 	return fswatch.Preparing(w, l.prepare, l.dropPrepared), nil
 }
 
-// dropPrepared closes an unused prepared record file.
 func (l *Locker) dropPrepared() {
 	l.prep.close()
 	l.prep = nil
 }
 
-// prepare makes the record file for the next attempt if there is none.
 func (l *Locker) prepare() {
 	if l.prep != nil && l.prep.f != nil {
 		return
@@ -150,10 +131,9 @@ func notify(s *Store, sid ID) (lease.Wake, error) {
 	return fswatch.New([]fswatch.Watch{{Dir: dir}})
 }
 
-// Acquire registers the owner once. A live incompatible
-// owner or a coordinator busy for the whole bounded wait is a
-// *lease.HeldError; an undecodable, unverifiable or unknown-schema record
-// and a missing writer epoch are refused (lease.ErrRefused) untouched.
+// Acquire registers the owner once. A live incompatible owner or a coordinator
+// busy past the wait is a *lease.HeldError; undecodable, unverifiable or
+// unknown-schema records and a missing writer epoch are lease.ErrRefused.
 func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
 	g, err := l.store.acquire(ctx, l.cfg.SessionID, l.cfg.OwnerContext, l.prep)
 	if l.prep != nil && l.prep.f == nil {
@@ -203,7 +183,6 @@ func adaptError(kind string, sid ID, err error) error {
 	return fmt.Errorf("%s %s: %w", kind, sid, err)
 }
 
-// ownerLease is a held owner registration as a lease.Lease.
 type ownerLease struct {
 	g      *OwnerGuard
 	sid    ID
@@ -235,9 +214,8 @@ func (l *ownerLease) Holder() string { return l.holder }
 // Done is nil: loss is found by Renew.
 func (l *ownerLease) Done() <-chan struct{} { return nil }
 
-// Renew checks the record is still ours: present at its path, the file our
-// descriptor holds locked, and carrying our token. Anything else is
-// lease.ErrLost; an I/O error reading it is transient.
+// Renew checks the record is still ours (present, the file we lock, our token):
+// lease.ErrLost otherwise; a read I/O error is transient.
 func (l *ownerLease) Renew(ctx context.Context) error {
 	path := l.g.path
 	f := l.g.File()
@@ -260,8 +238,7 @@ func (l *ownerLease) Renew(ctx context.Context) error {
 	}
 	same, err := sameFile(f, path)
 	if errors.Is(err, os.ErrClosed) {
-		// Someone closed our copy (the child holds the lock now): the
-		// token check above is all that is left to compare.
+		// Our copy was closed (the child holds the lock): the token check suffices.
 		return nil
 	}
 	if err != nil {
@@ -276,8 +253,7 @@ func (l *ownerLease) Renew(ctx context.Context) error {
 	return nil
 }
 
-// Finish removes the record if it still carries our token, then closes the
-// descriptor. The result is not recorded: the protocol has no result.
+// Finish removes the record if it carries our token, then closes the descriptor.
 func (l *ownerLease) Finish(ctx context.Context, _ lease.Result) error {
 	return l.g.Release()
 }

@@ -7,16 +7,15 @@ import (
 	gofrs "github.com/gofrs/flock"
 )
 
-// WriteGuard is held exclusive access to one session's write critical
-// section (the seed's SessionWriteGuard). It is not ownership.
+// WriteGuard is held exclusive access to one session's write critical section
+// (the seed's SessionWriteGuard), not ownership.
 type WriteGuard struct {
 	file        *gofrs.Flock
 	coordinator *gofrs.Flock
 }
 
-// AcquireWriteLock is acquire_session_write_lock: the coordinator shared,
-// then <sid>.write.lock exclusively, each with the bounded wait. Maintenance
-// (the coordinator exclusive) blocks it.
+// AcquireWriteLock is acquire_session_write_lock: coordinator shared, then
+// <sid>.write.lock exclusive, each with the bounded wait.
 func (s *Store) AcquireWriteLock(ctx context.Context, sid ID) (*WriteGuard, error) {
 	cpath := s.LockPath(sid)
 	coordinator, err := s.lockPrivate(ctx, cpath, lockSH)
@@ -32,8 +31,7 @@ func (s *Store) AcquireWriteLock(ctx context.Context, sid ID) (*WriteGuard, erro
 	return g, nil
 }
 
-// AcquireWriteLock is acquire_maintenance_session_write_lock: the write lock
-// under a maintenance guard that already holds the coordinator.
+// AcquireWriteLock is acquire_maintenance_session_write_lock.
 func (m *MaintenanceGuard) AcquireWriteLock(ctx context.Context) (*WriteGuard, error) {
 	if m.coordinator == nil {
 		return nil, errGuardReleased

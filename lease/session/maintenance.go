@@ -6,10 +6,9 @@ import (
 	"os"
 )
 
-// MaintenanceGuard is held exclusive maintenance access to one session (the
-// seed's SessionMaintenanceGuard): the coordinator lock, held exclusively
-// for the guard's life, so no owner can register underneath a migration.
-// It is not safe for concurrent use.
+// MaintenanceGuard is held exclusive maintenance of one session (the seed's
+// SessionMaintenanceGuard): the coordinator held exclusively for its life. Not
+// safe for concurrent use.
 type MaintenanceGuard struct {
 	store       *Store
 	sid         ID
@@ -17,9 +16,9 @@ type MaintenanceGuard struct {
 	coordinator *os.File
 }
 
-// AcquireMaintenance is acquire_session_maintenance_guard: take the
-// coordinator exclusively (bounded wait), prune stale records and refuse any
-// remaining owner (*OwnedError) or undecodable record (*UnverifiableError).
+// AcquireMaintenance is acquire_session_maintenance_guard: the coordinator
+// exclusive, stale records pruned, any remaining owner (*OwnedError) or
+// undecodable record (*UnverifiableError) refused.
 func (s *Store) AcquireMaintenance(ctx context.Context, sid ID) (*MaintenanceGuard, error) {
 	lockPath := s.LockPath(sid)
 	coordinator, err := s.lockFile(ctx, lockPath, lockEX)
@@ -33,8 +32,7 @@ func (s *Store) AcquireMaintenance(ctx context.Context, sid ID) (*MaintenanceGua
 	return &MaintenanceGuard{store: s, sid: sid, path: lockPath, coordinator: coordinator}, nil
 }
 
-// refuseAnyOwner prunes and returns an *OwnedError for the first remaining
-// decodable owner.
+// refuseAnyOwner prunes and refuses the first remaining decodable owner.
 func (s *Store) refuseAnyOwner(sid ID) error {
 	dir := s.OwnerDir(sid)
 	if err := os.MkdirAll(dir, 0o777); err != nil {
@@ -56,9 +54,7 @@ func (s *Store) refuseAnyOwner(sid ID) error {
 	}
 }
 
-// MaintenanceIsActive is session_maintenance_is_active: a non-mutating
-// probe (apart from creating the lock file) that reports whether someone
-// holds the coordinator. false is not a lease.
+// MaintenanceIsActive is session_maintenance_is_active: is the coordinator held?
 func (s *Store) MaintenanceIsActive(sid ID) (bool, error) {
 	lockPath := s.LockPath(sid)
 	f, err := openLockFile(lockPath)
@@ -79,13 +75,11 @@ func (m *MaintenanceGuard) SessionID() ID { return m.sid }
 // Path returns the coordinator lock's path.
 func (m *MaintenanceGuard) Path() string { return m.path }
 
-// File returns the coordinator descriptor holding the exclusive flock (nil
-// after Release or a transition). A process that inherits it keeps
-// maintenance active.
+// File returns the descriptor holding the exclusive coordinator flock (nil after
+// Release); a process inheriting it keeps maintenance active.
 func (m *MaintenanceGuard) File() *os.File { return m.coordinator }
 
-// Release closes the coordinator (it never LOCK_UNs a descriptor a child may
-// share). It is idempotent.
+// Release closes the coordinator, never LOCK_UN. It is idempotent.
 func (m *MaintenanceGuard) Release() error {
 	if m.coordinator == nil {
 		return nil
@@ -98,14 +92,11 @@ func (m *MaintenanceGuard) Release() error {
 	return nil
 }
 
-// errGuardReleased reports a guard used after Release or a transition.
 var errGuardReleased = errors.New("session: maintenance guard already released")
 
 // TransitionToLease is transition_session_maintenance_to_lease: with the
-// coordinator still held, prune, refuse any remaining owner, publish an owner
-// record for oc, and only then release the coordinator, so no other writer
-// can claim the session in between. The guard is consumed whatever the
-// outcome: on failure the coordinator is released and nothing registered.
+// coordinator held, prune, refuse any owner, publish oc's record, then release
+// the coordinator. The guard is consumed; on failure nothing is registered.
 func (m *MaintenanceGuard) TransitionToLease(oc OwnerContext) (*OwnerGuard, error) {
 	if m.coordinator == nil {
 		return nil, errGuardReleased

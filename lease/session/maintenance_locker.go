@@ -15,18 +15,15 @@ import (
 type MaintenanceConfig struct {
 	SessionID ID
 	Root      string
-	// Holder names who maintains, for LEASEWRAP_HOLDER and logs only; the
-	// protocol records nothing for maintenance.
+	// Holder names the maintainer for LEASEWRAP_HOLDER and logs; nothing is recorded.
 	Holder string
-	// LockWait bounds each wait for the coordinator in one Acquire; 0 is
-	// the seed's LockWaitBudget (see LockerConfig.LockWait).
+	// LockWait is as LockerConfig.LockWait, for the coordinator.
 	LockWait time.Duration
 }
 
-// MaintenanceLocker takes the maintenance guard (lease.Locker, kind
-// "session-maintenance"): the coordinator held exclusively, refused while
-// any owner remains. The child inherits the coordinator descriptor, so the
-// guard outlives a SIGKILL of leasewrap for as long as the child runs.
+// MaintenanceLocker takes the maintenance guard (kind "session-maintenance"),
+// refused while any owner remains. The child inherits the coordinator
+// descriptor, so the guard outlives a SIGKILL of leasewrap.
 type MaintenanceLocker struct {
 	cfg   MaintenanceConfig
 	store *Store
@@ -60,9 +57,8 @@ func (l *MaintenanceLocker) Notify(context.Context) (lease.Wake, error) {
 	return notify(l.store, l.cfg.SessionID)
 }
 
-// Acquire takes the maintenance guard once. A remaining live owner or a busy
-// coordinator is a *lease.HeldError; an undecodable or unverifiable record
-// is refused (lease.ErrRefused), untouched.
+// Acquire takes the guard once. A live owner or busy coordinator is a
+// *lease.HeldError; undecodable or unverifiable records are lease.ErrRefused.
 func (l *MaintenanceLocker) Acquire(ctx context.Context) (lease.Lease, error) {
 	g, err := l.store.AcquireMaintenance(ctx, l.cfg.SessionID)
 	if err != nil {
@@ -71,8 +67,7 @@ func (l *MaintenanceLocker) Acquire(ctx context.Context) (lease.Lease, error) {
 	return &MaintenanceLease{g: g, holder: l.cfg.Holder}, nil
 }
 
-// MaintenanceLease is a held maintenance guard as a lease.Lease, plus the
-// gap-free transition to an owner lease.
+// MaintenanceLease is a held maintenance guard as a lease.Lease.
 type MaintenanceLease struct {
 	g      *MaintenanceGuard
 	holder string
@@ -97,9 +92,8 @@ func (l *MaintenanceLease) Holder() string { return l.holder }
 // Done is nil: loss is found by Renew.
 func (l *MaintenanceLease) Done() <-chan struct{} { return nil }
 
-// Renew checks that the coordinator lock file at its path is still the one
-// our descriptor locks (someone deleting it would let a newcomer lock a new
-// file): lease.ErrLost otherwise.
+// Renew checks the coordinator file at its path is still the one we lock (a
+// deleted one would let a newcomer lock a new file); lease.ErrLost otherwise.
 func (l *MaintenanceLease) Renew(ctx context.Context) error {
 	f := l.g.File()
 	if f == nil {
@@ -123,12 +117,9 @@ func (l *MaintenanceLease) Finish(ctx context.Context, _ lease.Result) error {
 	return l.g.Release()
 }
 
-// Transition replaces the maintenance guard with an owner lease for owner
-// without a gap (see MaintenanceGuard.TransitionToLease). owner's SessionID
-// and Root may be left zero; if set they must match the guard's. Whatever
-// the outcome the maintenance guard is released; on failure nothing is
-// registered. ctx bounds nothing today (the coordinator is already held) and
-// is there for symmetry with Acquire.
+// Transition replaces the guard with an owner lease without a gap (see
+// MaintenanceGuard.TransitionToLease). owner's SessionID and Root may be zero, or
+// must match. The guard is released whatever happens; ctx is unused.
 func (l *MaintenanceLease) Transition(ctx context.Context, owner LockerConfig) (lease.Lease, error) {
 	sid := l.g.sid
 	if owner.SessionID.IsZero() {

@@ -7,8 +7,7 @@ import (
 	"sort"
 )
 
-// Observation is one decodable owner record and its liveness (the seed's
-// SessionOwnerObservation).
+// Observation is the seed's SessionOwnerObservation.
 type Observation struct {
 	Owner    Owner
 	Liveness Liveness
@@ -16,9 +15,8 @@ type Observation struct {
 	Path string
 }
 
-// OwnerObservations is session_owner_observations: every decodable record
-// with its liveness, sorted by token, without changing anything. A missing
-// or unreadable owner directory is no owners.
+// OwnerObservations is session_owner_observations: decodable records with their
+// liveness, sorted by token; a missing or unreadable directory is no owners.
 func (s *Store) OwnerObservations(sid ID) ([]Observation, error) {
 	recs, err := s.inspect(sid, false)
 	if err != nil {
@@ -33,8 +31,7 @@ func (s *Store) OwnerObservations(sid ID) ([]Observation, error) {
 	return out, nil
 }
 
-// ActiveOwners is active_session_owners: the Live and Unverifiable records
-// (an unverifiable owner is treated as present), sorted by token.
+// ActiveOwners is active_session_owners: Live and Unverifiable records, by token.
 func (s *Store) ActiveOwners(sid ID) ([]Owner, error) {
 	obs, err := s.OwnerObservations(sid)
 	if err != nil {
@@ -49,9 +46,7 @@ func (s *Store) ActiveOwners(sid ID) ([]Owner, error) {
 	return out, nil
 }
 
-// Record is one *.json entry of an owner directory as Inspect saw it:
-// either a decoded Owner with its Liveness, or Err (unreadable or
-// undecodable; Liveness is then Unverifiable).
+// Record is one *.json entry as Inspect saw it: an Owner, or Err.
 type Record struct {
 	Path     string
 	Owner    *Owner
@@ -59,12 +54,9 @@ type Record struct {
 	Err      error
 }
 
-// Inspect lists every *.json entry of the session's owner directory,
-// including the ones that do not decode (which the seed's observation
-// functions skip), without changing anything. Decoded records are sorted by
-// token, followed by the undecodable ones sorted by path. A missing or
-// missing owner directory is no records; one that cannot be opened is an
-// error (the seed's observation functions treat it as no owners).
+// Inspect lists every *.json entry of the owner directory, undecodable ones
+// included (sorted by path, after the decoded ones by token), changing nothing.
+// A missing directory is no records; an unopenable one is an error.
 func (s *Store) Inspect(sid ID) ([]Record, error) { return s.inspect(sid, true) }
 
 func (s *Store) inspect(sid ID, strictOpen bool) ([]Record, error) {

@@ -7,15 +7,14 @@ import (
 	"time"
 )
 
-// CurrentWriterEpoch is the durable session-storage writer epoch of the
-// current bcode build (PROTOCOLS.md: outside the seed, which imports it).
+// CurrentWriterEpoch is the current bcode build's session-storage writer epoch.
 const CurrentWriterEpoch uint32 = 6
 
 // SchemaVersion is the owner record schema this package writes.
 const SchemaVersion uint32 = 3
 
-// Owner is one owner record, field for field the seed's SessionLeaseOwner.
-// A nil pointer is the seed's None (written as null).
+// Owner is one owner record, field for field the seed's SessionLeaseOwner; nil
+// is None (written as null).
 type Owner struct {
 	SchemaVersion      uint32
 	SessionID          ID
@@ -32,8 +31,8 @@ type Owner struct {
 	LastSeenMs         uint64
 }
 
-// OwnerContext is the identity written into an owner record, field for
-// field the seed's SessionLeaseOwnerContext. A nil pointer is None.
+// OwnerContext is the identity in an owner record (the seed's
+// SessionLeaseOwnerContext); nil is None.
 type OwnerContext struct {
 	// StorageWriterEpoch is required by every registration.
 	StorageWriterEpoch *uint32
@@ -41,16 +40,14 @@ type OwnerContext struct {
 	BuildFingerprint   *string
 	ProtocolVersion    *uint32
 	Endpoint           *string
-	// ExecutablePath defaults to the registering process's executable
-	// (/proc/self/exe) when nil.
+	// ExecutablePath defaults to /proc/self/exe's target when nil.
 	ExecutablePath *string
-	// DaemonInstanceID is the re-entrancy key: registrations with the same
-	// epoch and the same (present) instance id share the session.
+	// DaemonInstanceID is the re-entrancy key: the same epoch and present instance
+	// id share the session.
 	DaemonInstanceID *string
 }
 
-// DefaultOwnerContext is the seed's Default: the current writer epoch and
-// the instance id "process-<pid>" (so only this process is re-entrant).
+// DefaultOwnerContext is the seed's Default: instance id "process-<pid>".
 func DefaultOwnerContext() OwnerContext {
 	return OwnerContext{
 		StorageWriterEpoch: Some(CurrentWriterEpoch),
@@ -115,8 +112,7 @@ func newOwner(sid ID, oc *OwnerContext, pid int, now time.Time, executable func(
 	}
 }
 
-// currentExe is Rust's std::env::current_exe on Linux: the raw target of
-// /proc/self/exe (Go's os.Executable would strip " (deleted)").
+// currentExe is Rust's current_exe: the raw /proc/self/exe target.
 func currentExe() (string, error) { return os.Readlink("/proc/self/exe") }
 
 func unixMillis(t time.Time) uint64 {
@@ -127,8 +123,7 @@ func unixMillis(t time.Time) uint64 {
 	return uint64(ms)
 }
 
-// compatible is owner_is_compatible: same present writer epoch and same
-// present daemon instance id.
+// compatible is owner_is_compatible: same present epoch and instance id.
 func compatible(o *Owner, oc *OwnerContext) bool {
 	if o.StorageWriterEpoch == nil || oc.StorageWriterEpoch == nil || *o.StorageWriterEpoch != *oc.StorageWriterEpoch {
 		return false

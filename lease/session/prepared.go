@@ -9,25 +9,17 @@ import (
 	"github.com/leasewrap/leasewrap/internal/safefile"
 )
 
-// preparedRecord is an owner record file a waiter makes before its next
-// attempt: an unnamed file (O_TMPFILE) in the owner directory holding a
-// provisional record of the same shape, written and fsynced, so the
-// inode's creation and its block's allocation are done before the lease
-// is free. The attempt that registers overwrites it with the real record
-// (its token and times are taken then, as the seed takes them), fsyncs it
-// again and links it into place. The provisional content is never
-// visible: the file has no name until it holds the real record, durably.
-// A waiter that dies frees it with its descriptor; nothing is left in the
-// directory.
+// preparedRecord is a waiter's next owner record file: an unnamed O_TMPFILE in
+// the owner directory holding a provisional record, written and fsynced before
+// the lease is free. The registering attempt overwrites it with the real record,
+// fsyncs and links it; the provisional content is never visible.
 type preparedRecord struct {
 	f   *os.File
 	dir string
 	n   int // bytes written so far
 }
 
-// prepareRecord makes the unnamed record file for sid's owner directory,
-// or returns nil (no O_TMPFILE, /proc, space: the attempt then creates the
-// seed's named temp file as it always did).
+// prepareRecord makes the unnamed record file, or nil (use the named temp file).
 func prepareRecord(dir string, provisional *Owner) *preparedRecord {
 	contents, err := EncodeOwner(provisional)
 	if err != nil {
@@ -44,7 +36,6 @@ func prepareRecord(dir string, provisional *Owner) *preparedRecord {
 	return &preparedRecord{f: f, dir: dir, n: len(contents)}
 }
 
-// close drops an unused prepared file. It is safe on nil.
 func (p *preparedRecord) close() {
 	if p != nil && p.f != nil {
 		p.f.Close()
@@ -52,11 +43,8 @@ func (p *preparedRecord) close() {
 	}
 }
 
-// publish writes contents into the prepared file, fsyncs it, locks it
-// shared and links it at path (write_owner_metadata's steps, with link(2)
-// for the rename: path carries our fresh token, so nothing is there to
-// replace). It returns the locked file, or nil when any step failed; the
-// prepared file is used up either way.
+// publish writes, fsyncs, locks shared and links the prepared file at path,
+// returning it locked, or nil on failure.
 func (p *preparedRecord) publish(path string, contents []byte) *os.File {
 	if p == nil || p.f == nil {
 		return nil

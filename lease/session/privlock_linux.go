@@ -13,13 +13,8 @@ import (
 	"github.com/leasewrap/leasewrap/internal/safefile"
 )
 
-// lockPrivate takes how (lockSH or lockEX) on the lock file at path with
-// the seed's bounded wait, for a lock this process holds alone and releases
-// itself: the coordinator while registering an owner or under the write
-// lock, and the write lock. They are taken by path and never handed to a
-// child, so they are gofrs/flock locks (safefile.LockPath: the seed's
-// open_lock_file flags plus O_NOFOLLOW and O_NONBLOCK); a lock a child
-// inherits goes through lockFile (internal/fdlock). See docs/LOCKS.md.
+// lockPrivate takes a lock never handed to a child (gofrs/flock, bounded wait);
+// inherited locks use lockFile. See docs/LOCKS.md.
 func (s *Store) lockPrivate(ctx context.Context, path string, how int) (*gofrs.Flock, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 		return nil, &IOError{Op: "create directory", Path: filepath.Dir(path), Err: err}

@@ -12,8 +12,7 @@ import (
 	"github.com/leasewrap/leasewrap/internal/serdejson"
 )
 
-// The owner record's fields in the order of the seed's Rust struct; serde
-// writes them in this order and a byte-compatible peer must too.
+// ownerFields is the seed's Rust struct order, which serde writes in.
 var ownerFields = [...]string{
 	"schema_version",
 	"session_id",
@@ -30,9 +29,8 @@ var ownerFields = [...]string{
 	"last_seen_ms",
 }
 
-// EncodeOwner returns o exactly as serde_json::to_vec_pretty writes the
-// seed's struct: two-space indent, struct field order, every field, None as
-// null, serde_json's string escaping, no trailing newline.
+// EncodeOwner writes o as serde_json::to_vec_pretty does: two-space indent,
+// struct order, every field, None as null, serde's escaping, no final newline.
 func EncodeOwner(o *Owner) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString("{")
@@ -94,16 +92,11 @@ func EncodeOwner(o *Owner) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// DecodeOwner decodes an owner record at least as strictly as the seed's
-// serde_json::from_slice: the whole input must be one JSON value (an object,
-// or the 13-element array serde also accepts for a struct); field names are
-// exact (case-sensitive); a known field may appear once; non-optional fields
-// must be present and not null; numbers must be non-negative integers in
-// range; strings must be valid UTF-8 without lone surrogate escapes; unknown
-// fields are ignored (serde skips them at any nesting depth; Go's decoder
-// stops at 10000 levels, which only makes such a record undecodable). The
-// session_id must be a canonical lowercase UUID (stricter than the seed,
-// which fails closed). Data longer than MaxRecordBytes is refused unread.
+// DecodeOwner decodes a record at least as strictly as serde_json::from_slice:
+// one JSON object (or the 13-element array serde accepts), exact field names
+// once each, required fields non-null, non-negative in-range integers, valid
+// UTF-8, unknown fields ignored. session_id must be canonical lowercase. Data
+// over MaxRecordBytes is refused unread.
 func DecodeOwner(data []byte) (*Owner, error) {
 	o, err := decodeOwner(data)
 	if err != nil {
@@ -200,7 +193,6 @@ func decodeOwner(data []byte) (*Owner, error) {
 	return &o, nil
 }
 
-// fieldDecoder decodes typed fields, keeping the first error.
 type fieldDecoder struct {
 	fields map[string]json.RawMessage
 	err    error

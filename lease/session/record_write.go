@@ -21,22 +21,11 @@ const (
 )
 
 // writeOwnerRecord is write_owner_metadata: create <path>.tmp-<token>
-// exclusively, write the pretty JSON, fsync, take the SHARED flock that is
-// the owner's liveness, then rename into place. The temp name is the
-// seed's; when it is taken (a crash leftover, or something planted there:
-// the token is guessable) that entry is left alone and
-// "<path>.tmp-<token>.<16 random hex>" is used instead, which no reader
-// takes for a record (its extension is not .json). Nothing is opened
-// through a symlink and rename replaces, never follows, what is at path. The returned file holds the
-// lock; closing it (and every descriptor sharing its open file description)
-// makes the record stale.
-//
-// prep, when not nil, is an unnamed file made while waiting
-// (prepareRecord): the record is written into it, fsynced, locked shared
-// and linked at path instead, which leaves no temp name to create on the
-// path that counts and none behind after a crash. What a peer sees is the
-// same: path appears at once, complete, durable and locked. If that fails
-// for any reason the seed's named temp file is used as above.
+// exclusively (if taken, "<path>.tmp-<token>.<16 random hex>"), write the pretty
+// JSON, fsync, take the SHARED flock that is the owner's liveness, rename into
+// place. Nothing is followed. Closing the returned file (and every shared
+// descriptor) makes the record stale. prep, when set, is written, locked and
+// linked at path instead.
 func writeOwnerRecord(path string, o *Owner, prep *preparedRecord) (*os.File, error) {
 	contents, err := EncodeOwner(o)
 	if err != nil {
@@ -72,8 +61,7 @@ func writeOwnerRecord(path string, o *Owner, prep *preparedRecord) (*os.File, er
 	if err := f.Sync(); err != nil {
 		return fail("fsync owner record", tmp, err)
 	}
-	// The seed blocks here; nobody else can know this fresh temp file, so
-	// would-block is an anomaly reported instead of waited on.
+	// Nobody else knows this fresh file: would-block is an anomaly, not waited on.
 	if err := flock(f, lockSH|unix.LOCK_NB); err != nil {
 		return fail("lock owner record shared", tmp, err)
 	}
@@ -84,8 +72,8 @@ func writeOwnerRecord(path string, o *Owner, prep *preparedRecord) (*os.File, er
 	return f, nil
 }
 
-// OwnerGuard is a held owner registration (the seed's SessionLeaseGuard).
-// It is not safe for concurrent use.
+// OwnerGuard is a held owner registration (the seed's SessionLeaseGuard), not
+// safe for concurrent use.
 type OwnerGuard struct {
 	path   string
 	file   *os.File
@@ -99,8 +87,8 @@ func (g *OwnerGuard) Owner() Owner { return g.owner }
 // Path returns the published record's path.
 func (g *OwnerGuard) Path() string { return g.path }
 
-// File returns the record's descriptor holding the shared flock (nil after
-// Release). A process that inherits it keeps the owner live.
+// File returns the descriptor holding the shared flock (nil after Release); a
+// process inheriting it keeps the owner live.
 func (g *OwnerGuard) File() *os.File {
 	if g.closed {
 		return nil
@@ -108,9 +96,8 @@ func (g *OwnerGuard) File() *os.File {
 	return g.file
 }
 
-// Release removes the record if it still carries this guard's token, then
-// closes the descriptor. It never LOCK_UNs: a child sharing the descriptor
-// keeps its lock until it exits. Release is idempotent.
+// Release removes the record if it carries this guard's token, then closes the
+// descriptor (never LOCK_UN). It is idempotent.
 func (g *OwnerGuard) Release() error {
 	if g.closed {
 		return nil
@@ -118,11 +105,7 @@ func (g *OwnerGuard) Release() error {
 	g.closed = true
 	var err error
 	if g.unchanged() {
-		// The name still holds the very file this guard wrote, with the
-		// bytes it wrote: its token is ours. Read through our own
-		// descriptor and compared as bytes, this is the seed's
-		// read-and-compare without the open and the decode, which sit
-		// between the job's end and the waiter's wake.
+		// Still our file with our bytes: our token, without a re-read.
 		fault.Point("session.mid-release")
 		if rerr := os.Remove(g.path); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 			err = &IOError{Op: "remove owner record", Path: g.path, Err: rerr}
@@ -136,8 +119,8 @@ func (g *OwnerGuard) Release() error {
 	return err
 }
 
-// removeIfTokenMatches is remove_owner_metadata_if_token_matches: a record
-// that is gone, does not decode or carries another token is left alone.
+// removeIfTokenMatches is remove_owner_metadata_if_token_matches: a gone,
+// undecodable or other-token record is left alone.
 func removeIfTokenMatches(path, token string) error {
 	o, err := readOwner(path)
 	if err != nil {
@@ -156,10 +139,7 @@ func removeIfTokenMatches(path, token string) error {
 	return nil
 }
 
-// unchanged reports whether g's path still names the file g holds (not
-// through a symlink) and that file still holds exactly the record g
-// wrote. Any failure or difference is false: Release then reads and
-// decodes the record as the seed does.
+// unchanged reports whether g's path still holds exactly g's file and record.
 func (g *OwnerGuard) unchanged() bool {
 	want, err := EncodeOwner(&g.owner)
 	if err != nil {

@@ -12,9 +12,7 @@ import (
 	"github.com/leasewrap/leasewrap/internal/fdlock"
 )
 
-// Store is one session-lease root directory. Its methods are safe for
-// concurrent use; all coordination is through files, so any number of Stores
-// (in any number of processes) may share a root.
+// Store is one session-lease root, safe for concurrent use.
 type Store struct {
 	root string
 
@@ -26,8 +24,7 @@ type Store struct {
 	executable func() (string, error)
 }
 
-// NewStore returns the Store of root. Nothing is created until a lock or a
-// record is taken.
+// NewStore returns the Store of root; nothing is created until used.
 func NewStore(root string) *Store {
 	return &Store{
 		root:       root,
@@ -60,15 +57,12 @@ func (s *Store) OwnerDir(sid ID) string {
 // ownerPath is <owner dir>/<token>.json.
 func ownerPath(dir, token string) string { return filepath.Join(dir, token+".json") }
 
-// tempPath is the seed's path.with_extension("json.tmp-<token>") of a
-// "<x>.json" record path: "<x>.json.tmp-<token>".
+// tempPath is the seed's with_extension("json.tmp-<token>"): "<x>.json.tmp-<token>".
 func tempPath(path, token string) string {
 	return strings.TrimSuffix(path, ".json") + ".json.tmp-" + token
 }
 
-// hasJSONExt is Rust's Path::extension() == Some("json") on a file name:
-// the text after the last dot, where a name whose only dot leads it has no
-// extension.
+// hasJSONExt is Rust's Path::extension() == Some("json").
 func hasJSONExt(name string) bool {
 	if name == ".." {
 		return false
@@ -78,19 +72,14 @@ func hasJSONExt(name string) bool {
 }
 
 // Acquire registers this process as an owner of sid (acquire_session_lease):
-// it takes the coordinator exclusively (bounded wait), prunes stale records,
-// refuses an incompatible remaining owner (*OwnedError), publishes its own
-// record under a shared flock and drops the coordinator.
-//
-// A record that cannot be decoded fails the call (*UnverifiableError) and is
-// left untouched. Contention on the coordinator beyond the bounded wait is a
-// *LockTimeoutError.
+// coordinator exclusive (bounded wait, else *LockTimeoutError), stale records
+// pruned, an incompatible owner refused (*OwnedError), our record published
+// under a shared flock. An undecodable record is an *UnverifiableError, untouched.
 func (s *Store) Acquire(ctx context.Context, sid ID, oc OwnerContext) (*OwnerGuard, error) {
 	return s.acquire(ctx, sid, oc, nil)
 }
 
-// acquire is Acquire publishing through prep when it can (a file the
-// waiting Locker prepared; nil for none).
+// acquire is Acquire publishing through prep when it can.
 func (s *Store) acquire(ctx context.Context, sid ID, oc OwnerContext, prep *preparedRecord) (*OwnerGuard, error) {
 	if oc.StorageWriterEpoch == nil {
 		return nil, &MissingWriterEpochError{SessionID: sid}
@@ -104,9 +93,7 @@ func (s *Store) acquire(ctx context.Context, sid ID, oc OwnerContext, prep *prep
 	return s.register(sid, &oc, func(o *Owner) bool { return !compatible(o, &oc) }, prep)
 }
 
-// register is the part of Acquire and of the maintenance transition that
-// runs with the coordinator held exclusively: prune, look for an owner
-// that refuses us, publish our record.
+// register runs with the coordinator held: prune, find a refusing owner, publish.
 func (s *Store) register(sid ID, oc *OwnerContext, refuses func(*Owner) bool, prep *preparedRecord) (*OwnerGuard, error) {
 	dir := s.OwnerDir(sid)
 	if err := os.MkdirAll(dir, 0o777); err != nil {
@@ -134,14 +121,12 @@ func (s *Store) register(sid ID, oc *OwnerContext, refuses func(*Owner) bool, pr
 	return &OwnerGuard{path: path, file: f, owner: owner}, nil
 }
 
-// ownerEntry is a decoded record and where it was read.
 type ownerEntry struct {
 	path  string
 	owner Owner
 }
 
-// readOwner is read_owner_metadata: the decoded record, or an error when it
-// cannot be read or decoded.
+// readOwner is read_owner_metadata.
 func readOwner(path string) (*Owner, error) {
 	data, err := readRecord(path)
 	if err != nil {
@@ -150,8 +135,7 @@ func readOwner(path string) (*Owner, error) {
 	return DecodeOwner(data)
 }
 
-// jsonEntries lists the *.json names of dir in directory order (the seed's
-// read_dir order, not sorted).
+// jsonEntries lists dir's *.json names in read_dir order (not sorted).
 func jsonEntries(dir string) ([]string, error) {
 	d, err := os.Open(dir)
 	if err != nil {
@@ -161,7 +145,6 @@ func jsonEntries(dir string) ([]string, error) {
 	return jsonNames(d, dir)
 }
 
-// jsonNames lists the *.json entries of the open directory d (named dir).
 func jsonNames(d *os.File, dir string) ([]string, error) {
 	ents, err := d.ReadDir(-1)
 	if err != nil {
@@ -176,9 +159,8 @@ func jsonNames(d *os.File, dir string) ([]string, error) {
 	return paths, nil
 }
 
-// pruneDeadOwnerRecords removes every Stale record and fails, touching
-// nothing further, on the first record that does not decode. A record that
-// is gone by the time it is read is skipped.
+// pruneDeadOwnerRecords removes every Stale record, stopping at the first
+// undecodable one (an error); vanished records are skipped.
 func pruneDeadOwnerRecords(dir string) error {
 	paths, err := jsonEntries(dir)
 	if err != nil {
@@ -187,9 +169,7 @@ func pruneDeadOwnerRecords(dir string) error {
 	for _, p := range paths {
 		o, err := readOwner(p)
 		if errors.Is(err, fs.ErrNotExist) {
-			// Listed, then removed: its owner released it (Release does
-			// not take the coordinator). The seed refuses here, a spurious
-			// refusal of any acquirer that races a release.
+			// Removed since listed (released): not a refusal.
 			continue
 		}
 		if err != nil {
@@ -204,17 +184,8 @@ func pruneDeadOwnerRecords(dir string) error {
 	return nil
 }
 
-// pruneAndFind is prune_dead_owner_records followed by the seed's search
-// for a refusing owner (find_incompatible_owner, or first_owner in the
-// maintenance transition), in one pass over one listing: every Stale
-// record is removed, the first undecodable one fails the call (touching
-// nothing after it, as the prune does), and the first surviving record
-// that refuses is returned. The seed lists and reads the surviving
-// records a second time; with the coordinator held no record can appear
-// in between (every registration takes it), only go (an owner's release
-// does not take it), so the one difference is timing: an owner that
-// leaves just after it was read is reported as it would have been had it
-// left just after the seed's second read.
+// pruneAndFind is prune_dead_owner_records plus find_incompatible_owner (or
+// first_owner) in one pass; with the coordinator held records can only go.
 func pruneAndFind(dir string, refuses func(*Owner) bool) (*ownerEntry, error) {
 	paths, err := jsonEntries(dir)
 	if err != nil {
@@ -242,7 +213,6 @@ func pruneAndFind(dir string, refuses func(*Owner) bool) (*ownerEntry, error) {
 	return found, nil
 }
 
-// firstOwner returns the first decodable record at all.
 func firstOwner(dir string) (*ownerEntry, error) {
 	paths, err := jsonEntries(dir)
 	if err != nil {
@@ -256,11 +226,9 @@ func firstOwner(dir string) (*ownerEntry, error) {
 	return nil, nil
 }
 
-// ClassifyLiveness is classify_owner_liveness for the record o read at path.
-// Schema 3: an exclusive try-lock on the record obtained (or the record
-// missing) is Stale, would-block is Live, any other failure Unverifiable.
-// Schema 2: kill(pid, 0). Other schemas: Unverifiable. It changes nothing
-// (an obtained lock is released at once).
+// ClassifyLiveness is classify_owner_liveness. Schema 3: an exclusive try-lock
+// obtained (or record missing) is Stale, would-block Live, other failures
+// Unverifiable; schema 2: kill(pid, 0); others Unverifiable. Changes nothing.
 func ClassifyLiveness(path string, o *Owner) Liveness { return classifyLiveness(path, o) }
 
 func classifyLiveness(path string, o *Owner) Liveness {
