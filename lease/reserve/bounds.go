@@ -10,31 +10,21 @@ import (
 	"time"
 )
 
-// MaxRecordBytes bounds a reservation record. Readers read at most this
-// many bytes and refuse a larger record as corrupt (ErrCorrupt, matching
-// lease.ErrRefused), leaving it in place. orchestratectl writes a run id,
-// its creator (pid, start time, a path) and the run ids of reclaimed
-// creators, which it clears once their staging is cleaned up: a few
-// hundred bytes. 1 MiB leaves room for tens of thousands of stale run ids.
+// MaxRecordBytes bounds a record; readers refuse a larger one (ErrCorrupt), left in place.
 const MaxRecordBytes = 1 << 20
 
-// MaxManifestBytes bounds a published run's manifest.json. Manifests
-// carry the run's argv, which Linux caps at ARG_MAX (2 MiB with the
-// default 8 MiB stack) and which JSON escaping can make up to six times
-// longer (\u0001 for one byte); 16 MiB covers that. A larger manifest
-// still means "published" (the run does not run again) but its exit code
-// is refused (ErrManifest).
+// MaxManifestBytes bounds manifest.json (argv up to ARG_MAX, six times over
+// once escaped). A larger manifest still means published, but its exit code is
+// refused (ErrManifest).
 const MaxManifestBytes = 16 << 20
 
-// tooLargeError: a file longer than its kind's bound.
 type tooLargeError struct{ limit int }
 
 func (e *tooLargeError) Error() string {
 	return fmt.Sprintf("larger than %d bytes (%d MiB), the bound on this file; no writer produces one that large", e.limit, e.limit>>20)
 }
 
-// readBounded reads r to its end, at most limit bytes; more is a
-// *tooLargeError.
+// readBounded reads r to its end; more than limit bytes is a *tooLargeError.
 func readBounded(r io.Reader, limit int) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
 	if err != nil {
@@ -46,22 +36,14 @@ func readBounded(r io.Reader, limit int) ([]byte, error) {
 	return b, nil
 }
 
-// ErrTooLarge reports a run whose reservation record or manifest would be
-// larger than its readers accept (MaxRecordBytes, MaxManifestBytes):
-// nothing could read it back, so the key would be blocked, or its result
-// lost and the job run again. NewLocker refuses such a run before anything
-// is acquired.
+// ErrTooLarge reports a run whose record or manifest readers would refuse.
 var ErrTooLarge = errors.New("reserve: record too large")
 
-// resolvedArgvMargin covers what command resolution can add to argv before
-// the manifest records it: a file without #! runs as [/bin/sh PATH ARGS...],
-// PATH absolute (at most PATH_MAX bytes, each at most six once escaped).
+// resolvedArgvMargin covers what command resolution adds to argv: a file without
+// #! runs as [/bin/sh PATH ARGS...], PATH up to PATH_MAX escaped.
 const resolvedArgvMargin = len(`"/bin/sh",""`) + 6*4096
 
-// checkSize sizes, with their real encodings, the two files a run of cfg
-// writes: the reservation record (run id at its longest) and the manifest
-// (argv, key and the fields only known after the run at their longest).
-// The error names the longest field and the limit.
+// checkSize sizes the record and manifest of cfg at their longest.
 func checkSize(cfg LockerConfig, lay Layout) error {
 	id := strings.Repeat("x", maxRunIDLen)
 	start := uint64(math.MaxUint64)
@@ -78,8 +60,7 @@ func checkSize(cfg LockerConfig, lay Layout) error {
 	if err != nil {
 		return fmt.Errorf("reserve: encode manifest: %w", err)
 	}
-	// MarshalIndent puts each argv element on a line of its own: two more
-	// elements, each indented.
+	// Two more argv elements, each on its own indented line.
 	n := len(data) + 1 + resolvedArgvMargin + 2*(len(",\n    ")+len(`""`))
 	if n <= MaxManifestBytes {
 		return nil

@@ -8,17 +8,14 @@ import (
 )
 
 var (
-	// ErrCorrupt: a record that starts with "{" but is not a valid schema
-	// record (orchestratectl's idempotency_record_invalid).
+	// ErrCorrupt: a record starting with "{" that is not a valid schema record
+	// (idempotency_record_invalid).
 	ErrCorrupt = errors.New("reserve: corrupt record")
-	// ErrUnsupportedSchema: a record with a schema_version other than 1
-	// (orchestratectl's idempotency_record_unsupported).
+	// ErrUnsupportedSchema: schema_version is not 1 (idempotency_record_unsupported).
 	ErrUnsupportedSchema = errors.New("reserve: unsupported record schema")
-	// ErrUnsafePath: a symlink or other non-regular file where a lock,
-	// record or lease file must be.
+	// ErrUnsafePath: a symlink or other non-regular file at a lock, record or lease path.
 	ErrUnsafePath = errors.New("reserve: unsafe path")
-	// ErrOwnerChanged: the record names another run (orchestratectl's
-	// idempotency_owner_changed).
+	// ErrOwnerChanged: the record names another run (idempotency_owner_changed).
 	ErrOwnerChanged = errors.New("reserve: reservation owner changed")
 	// ErrInvalidRunID: a run id that cannot safely become a path.
 	ErrInvalidRunID = errors.New("reserve: invalid run id")
@@ -30,9 +27,8 @@ var (
 	ErrManifest = errors.New("reserve: unreadable manifest")
 )
 
-// RecordError is a record (or lock, or manifest) leasewrap refuses to
-// touch. It matches lease.ErrRefused and its Reason sentinel. Nothing was
-// changed.
+// RecordError is a record, lock or manifest leasewrap refuses to touch; nothing
+// was changed. It matches lease.ErrRefused and its Reason.
 type RecordError struct {
 	Path   string
 	Reason error  // ErrCorrupt, ErrUnsupportedSchema, ErrUnsafePath, ErrInvalidRunID, ErrManifest

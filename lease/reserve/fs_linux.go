@@ -10,15 +10,12 @@ import (
 	"github.com/leasewrap/leasewrap/internal/safefile"
 )
 
-// fileMode is the mode new files are created with before the umask, as
-// Rust's OpenOptions does.
+// fileMode is Rust OpenOptions' creation mode, before the umask.
 const fileMode = 0o666
 
-// openNoFollow opens path without following a final symlink and refuses
-// anything but a regular file, and, when opened for writing or locking, a
-// file with more than one link (a hard link planted to another file).
-// O_NONBLOCK keeps a FIFO planted at the path from blocking the open; it
-// has no effect on regular files. It never truncates.
+// openNoFollow opens path without following a final symlink, non-blocking and
+// never truncating; it refuses non-regular files and, for writing or locking,
+// files with more than one link.
 func openNoFollow(path string, flag int) (*os.File, error) {
 	f, err := safefile.Open(path, flag, fileMode)
 	var ue *safefile.UnsafeError
@@ -29,9 +26,7 @@ func openNoFollow(path string, flag int) (*os.File, error) {
 	return f, err
 }
 
-// readRecordNoFollow reads a record file without following a symlink.
-// It returns os.ErrNotExist (wrapped) when the file is absent, and a
-// *RecordError (ErrCorrupt) when it is larger than MaxRecordBytes.
+// readRecordNoFollow reads a record without following a symlink, bounded.
 func readRecordNoFollow(path string) ([]byte, error) {
 	f, err := openNoFollow(path, os.O_RDONLY)
 	if err != nil {
@@ -47,9 +42,7 @@ func readRecordNoFollow(path string) ([]byte, error) {
 	return b, err
 }
 
-// fsyncDir makes a created, renamed or removed entry of dir durable. Best
-// effort, as in orchestratectl: a file system that rejects fsync on a
-// directory loses durability, not correctness.
+// fsyncDir makes an entry change in dir durable, best effort as in orchestratectl.
 func fsyncDir(dir string) {
 	if f, err := os.Open(dir); err == nil {
 		f.Sync()
@@ -57,9 +50,7 @@ func fsyncDir(dir string) {
 	}
 }
 
-// writeTemp creates path exclusively (never through a symlink, never
-// truncating anything already there), writes data and fsyncs it. Used for
-// a name in a directory leasewrap has just made (the staging manifest).
+// writeTemp creates path exclusively (no symlink), writes data and fsyncs.
 func writeTemp(path string, data []byte) error {
 	f, err := safefile.CreateExcl(path, fileMode)
 	if err != nil {
@@ -68,13 +59,9 @@ func writeTemp(path string, data []byte) error {
 	return writeSync(f, path, data)
 }
 
-// writeTempNamed writes data to a new temp file in dir named name, the
-// seed's deterministic name, fsynced. The seed opens that name with
-// O_TRUNC (reusing a crash leftover); leasewrap creates it exclusively
-// instead, and when the name is taken (a leftover, or something planted:
-// a symlink, a hard link to another file, a FIFO) it leaves that entry
-// alone and uses "<name>.<16 random hex>" beside it. Readers never look at
-// temp names, so peers are unaffected. It returns the name it wrote.
+// writeTempNamed writes an fsynced temp file in dir under the seed's name,
+// created exclusively; if the name is taken it uses "<name>.<16 random hex>"
+// (readers ignore temp names). It returns the name written.
 func writeTempNamed(dir, name string, data []byte) (string, error) {
 	f, tmp, err := safefile.CreateTemp(func(i int) (string, error) {
 		if i == 0 {
@@ -104,9 +91,8 @@ func writeSync(f *os.File, path string, data []byte) error {
 	return nil
 }
 
-// writeRecordExclusive publishes rec at path only if nothing is there: an
-// fsynced temp ".tmp-claim-<KeyHash("","",run_id)>" hard-linked into
-// place. It reports false when another record won (EEXIST).
+// writeRecordExclusive links an fsynced temp ".tmp-claim-<KeyHash("","",run_id)>"
+// at path; false when another record won (EEXIST).
 func writeRecordExclusive(path string, rec *Record) (bool, error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o777); err != nil {
@@ -130,9 +116,7 @@ func writeRecordExclusive(path string, rec *Record) (bool, error) {
 	return true, nil
 }
 
-// writeRecordAtomic replaces the record at path: fsynced temp
-// ".tmp-write-<name>" renamed over it (rename replaces whatever is at
-// path, a planted symlink included, without following it).
+// writeRecordAtomic renames an fsynced temp ".tmp-write-<name>" over path.
 func writeRecordAtomic(path string, rec *Record) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o777); err != nil {

@@ -5,9 +5,8 @@ import (
 	"fmt"
 )
 
-// The FNV-1a parameters of the orchestratectl key hash. Two 64-bit passes
-// with different offsets give 128 bits; changing any of these is a
-// wire-incompatible change (every persisted key would move).
+// FNV-1a parameters of orchestratectl's key hash: two 64-bit passes give 128
+// bits. Changing any moves every persisted key.
 const (
 	fnvOffsetLow  uint64 = 0xcbf29ce484222325
 	fnvOffsetHigh uint64 = 0x84222325cbf29ce4
@@ -22,10 +21,9 @@ func fnv1a64(h uint64, b []byte) uint64 {
 	return h
 }
 
-// KeyHash is the 32-hex-digit name of the record for (repo, branch, key).
-// A missing repo or branch is the empty string. Each part is fed as its
-// byte length (u64 little-endian) and then its bytes, so ("a","bc") and
-// ("ab","c") differ. The result is "{high:016x}{low:016x}".
+// KeyHash is the record name for (repo, branch, key), missing parts "": each part
+// is fed as its u64 little-endian length then its bytes; the result is
+// "{high:016x}{low:016x}".
 func KeyHash(repo, branch, key string) string {
 	low, high := fnvOffsetLow, fnvOffsetHigh
 	var n [8]byte

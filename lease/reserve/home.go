@@ -8,10 +8,8 @@ import (
 // HomeEnv is the variable that overrides orchestratectl's home directory.
 const HomeEnv = "ORCHESTRATECTL_HOME"
 
-// ResolveHome returns the absolute orchestratectl home: explicit when it is
-// not empty, else $ORCHESTRATECTL_HOME, else $HOME/.orchestratectl. A
-// variable that is set but empty counts as unset. getenv is os.Getenv in
-// production.
+// ResolveHome returns the absolute home: explicit, else $ORCHESTRATECTL_HOME,
+// else $HOME/.orchestratectl (set-but-empty counts as unset).
 func ResolveHome(explicit string, getenv func(string) string) (string, error) {
 	dir := explicit
 	if dir == "" {
@@ -31,8 +29,7 @@ func ResolveHome(explicit string, getenv func(string) string) (string, error) {
 	return abs, nil
 }
 
-// Layout names every path of the protocol under one home. It only joins
-// strings; it touches nothing.
+// Layout names the protocol's paths under one home; it touches nothing.
 type Layout struct {
 	Home string
 }
@@ -61,14 +58,12 @@ func (l Layout) MaterializerPath(runID string) string {
 // RunsDir is <home>/runs, where published runs live.
 func (l Layout) RunsDir() string { return filepath.Join(l.Home, "runs") }
 
-// ManifestPath is <home>/runs/<run_id>/manifest.json; a run is published
-// when this file exists.
+// ManifestPath is <home>/runs/<run_id>/manifest.json; its existence means published.
 func (l Layout) ManifestPath(runID string) string {
 	return filepath.Join(l.RunsDir(), runID, "manifest.json")
 }
 
-// StagingDir is <home>/.creating/runs/<run_id>, where a run is built
-// before it is renamed into RunsDir.
+// StagingDir is <home>/.creating/runs/<run_id>, renamed into RunsDir to publish.
 func (l Layout) StagingDir(runID string) string {
 	return filepath.Join(l.Home, ".creating", "runs", runID)
 }

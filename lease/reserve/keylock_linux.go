@@ -12,19 +12,15 @@ import (
 	"github.com/leasewrap/leasewrap/internal/safefile"
 )
 
-// Defaults of the per-key lock wait. The lock is only ever held for one
-// read-decide-write step, so a long wait means something is wrong.
+// Per-key lock wait defaults: the lock is held for one step only.
 const (
 	defaultLockTimeout = 10 * time.Second
 	lockPoll           = 5 * time.Millisecond
 )
 
-// withKeyLock runs fn holding the exclusive flock on lockPath (created if
-// needed with the peers' mode, never through a symlink). The wait is
-// bounded by ctx and by timeout. The key lock is private to this process
-// and taken by path, so it is a gofrs/flock lock (safefile.LockPath:
-// orchestratectl's flags, create, read-write, never truncate, O_NOFOLLOW,
-// plus O_NONBLOCK so a planted FIFO is refused; see docs/LOCKS.md).
+// withKeyLock runs fn holding the exclusive flock on lockPath, waiting at most
+// timeout. It is private to this process, so a gofrs/flock lock (safefile.LockPath,
+// no symlink, no FIFO; see docs/LOCKS.md).
 func withKeyLock(ctx context.Context, lockPath string, timeout time.Duration, fn func() error) error {
 	dir := filepath.Dir(lockPath)
 	if err := os.MkdirAll(dir, 0o777); err != nil {

@@ -14,8 +14,7 @@ import (
 // EnvRunID is the variable that tells the child its run id.
 const EnvRunID = "LEASEWRAP_RUN_ID"
 
-// reservationLease is a held reservation: the record names runID and ml is
-// locked.
+// reservationLease is a held reservation: the record names runID, ml is locked.
 type reservationLease struct {
 	locker *Locker
 	ml     *MaterializerLease
@@ -35,8 +34,7 @@ func (r *reservationLease) Done() <-chan struct{} { return nil }
 
 var _ lease.FileHolder = (*reservationLease)(nil)
 
-// File is the locked materializer lease for the child to inherit. Finish
-// closes it; nobody else may.
+// File is the locked materializer lease the child inherits; only Finish closes it.
 func (r *reservationLease) File() *os.File { return r.ml.File() }
 
 // Env is LEASEWRAP_RUN_ID=<run id>.
@@ -45,9 +43,7 @@ func (r *reservationLease) Env() []string { return []string{EnvRunID + "=" + r.r
 // TTL is 0: liveness is the materializer flock.
 func (r *reservationLease) TTL() time.Duration { return 0 }
 
-// Renew checks that the record still names our run id. A record that is
-// gone, names another run or became unreadable (corrupt, newer schema,
-// symlink) is ErrLost; an I/O error is transient.
+// Renew: a record gone, naming another run or unreadable is ErrLost; I/O is transient.
 func (r *reservationLease) Renew(ctx context.Context) error {
 	st := r.locker.store
 	rec, err := st.Lookup(ctx, r.locker.key)
@@ -65,16 +61,11 @@ func (r *reservationLease) Renew(ctx context.Context) error {
 	return nil
 }
 
-// Finish settles the reservation after the child exited: a lost lease is
-// released if still ours and nothing is published; exit 0 (or any exit
-// with PublishFailures, except one ended by a signal leasewrap forwarded
-// unless PublishSignalled) publishes the manifest and keeps the record so
-// retries replay; any other exit releases the record (ownership-checked)
-// so a retry runs again. The materializer lease is closed last, so nobody
-// ever sees "creator dead, unpublished" for a run that succeeded. When
-// the record cannot be settled (a failed publish or release), the lease
-// file is kept, unlocked once the job's descriptors are gone: the record
-// then reads as a dead creator's, which the next run reclaims.
+// Finish settles the reservation. A lost lease is released if still ours. Exit 0
+// (or any exit with PublishFailures, but a forwarded signal only with
+// PublishSignalled) publishes and keeps the record so retries replay; other exits
+// release it so a retry runs. The materializer lease closes last, so a success
+// never reads "creator dead, unpublished".
 func (r *reservationLease) Finish(ctx context.Context, res lease.Result) error {
 	l := r.locker
 	var err error
@@ -87,17 +78,12 @@ func (r *reservationLease) Finish(ctx context.Context, res lease.Result) error {
 		_, _, err = l.store.Release(ctx, l.key, r.runID)
 	}
 	if err != nil {
-		// The record could not be settled: keep the materializer lease
-		// file and only close our descriptor, so once the job's copies are
-		// closed too the record's creator reads dead (its lease file there,
-		// unlocked) and the next run reclaims it by the protocol's own
-		// rule. Removing the file would leave a creator nobody can verify:
-		// the key blocked until someone released it by hand.
+		// Unsettled: keep the lease file, close only our descriptor, so the creator reads
+		// dead once the job's copies close and the next run reclaims it. Removing the
+		// file would leave an unverifiable creator, blocking the key.
 		r.ml.Abandon()
 	} else {
-		// Settled (published, or the record removed): a lease file that
-		// could not be removed names no record that needs it; the result
-		// stands, so it is not a failure of the run.
+		// Settled: a lease file that could not be removed is not a run failure.
 		r.ml.Close()
 	}
 	if err != nil {
@@ -139,9 +125,7 @@ func optional(s string) *string {
 	return &s
 }
 
-// cleanupStale removes the staging directories of reclaimed runs and then
-// clears their ids from the record. A failure keeps the obligation in the
-// record (a later owner retries it); the run goes ahead either way.
+// cleanupStale removes reclaimed runs' staging, then their ids from the record.
 func (r *reservationLease) cleanupStale(ctx context.Context, stale []string) {
 	lay := r.locker.store.Layout()
 	for _, id := range stale {

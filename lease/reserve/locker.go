@@ -15,8 +15,7 @@ import (
 // Kind is the lease kind name of reservations.
 const Kind = "reservation"
 
-// maxAcquireRounds bounds how often Acquire re-decides after the record
-// changed under it (lost create race, reclaim lost to another process).
+// maxAcquireRounds bounds Acquire's re-decisions after the record changed.
 const maxAcquireRounds = 8
 
 // LockerConfig configures a reservation Locker.
@@ -26,24 +25,18 @@ type LockerConfig struct {
 	Home string
 	// RunID is the run id to reserve; "" means a fresh ULID per attempt.
 	RunID string
-	// PublishFailures publishes a non-zero exit too, so retries replay the
-	// failure instead of running again. A run stopped by a signal
-	// leasewrap forwarded (lease.Result.Forwarded: a shutdown) is not the
-	// job's own failure and is released, not published, unless
-	// PublishSignalled is set too.
+	// PublishFailures publishes non-zero exits too (a forwarded-signal stop only with
+	// PublishSignalled).
 	PublishFailures bool
-	// PublishSignalled publishes, with PublishFailures, a run stopped by a
-	// forwarded signal as well.
+	// PublishSignalled, with PublishFailures, publishes a forwarded-signal stop too.
 	PublishSignalled bool
 	// Host is written into the manifest.
 	Host string
-	// Argv is the command the run records in its manifest; NewLocker
-	// refuses a run whose manifest its readers would refuse.
+	// Argv is the command recorded in the manifest.
 	Argv []string
 }
 
-// Locker is the lease.Locker of the reservation kind. It is not safe for
-// concurrent use (the supervisor never calls it concurrently).
+// Locker is the reservation kind's lease.Locker, not safe for concurrent use.
 type Locker struct {
 	cfg   LockerConfig
 	key   Key
@@ -86,11 +79,8 @@ func (l *Locker) Kind() string { return Kind }
 // Key is the idempotency key.
 func (l *Locker) Key() string { return l.cfg.Key }
 
-// Notify watches the key's record (released, reclaimed), the runs directory
-// (a run published) and the materializer leases (the last descriptor of a
-// creator's lease closed: its flock is gone). Directories are created if
-// needed. A failed attempt only opens the key's .lock (another name) and
-// probes leases read-only, so it never wakes its own waiter.
+// Notify watches the key's record, the runs directory and the materializer
+// leases (a creator's flock gone), creating directories as needed.
 func (l *Locker) Notify(context.Context) (lease.Wake, error) {
 	lay := l.store.Layout()
 	ws := []fswatch.Watch{
@@ -104,8 +94,7 @@ func (l *Locker) Notify(context.Context) (lease.Wake, error) {
 	return fswatch.New(ws)
 }
 
-// Acquire tries once to reserve the key (see the package doc for the
-// decision table).
+// Acquire tries once to reserve the key (decision table in the package doc).
 func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
 	observed, err := l.store.Lookup(ctx, l.key)
 	if err != nil {
@@ -129,14 +118,12 @@ func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
 	return nil, fmt.Errorf("reserve: %s keeps changing under concurrent callers; try again", l.store.RecordPath(l.key))
 }
 
-// refusal names the key in a store error. A record leasewrap will not
-// touch is a *RecordError, which already matches lease.ErrRefused.
+// refusal names the key in a store error.
 func (l *Locker) refusal(err error) error {
 	return fmt.Errorf("reservation %q: %w", l.cfg.Key, err)
 }
 
-// newRecord takes the materializer lease for a new run id (FIRST) and
-// returns the record naming it.
+// newRecord takes a new run id's materializer lease FIRST, then makes its record.
 func (l *Locker) newRecord() (*MaterializerLease, *Record, error) {
 	runID := l.cfg.RunID
 	if runID == "" {
@@ -178,8 +165,7 @@ func (l *Locker) held(ml *MaterializerLease, rec *Record) *reservationLease {
 	return &reservationLease{locker: l, ml: ml, runID: rec.RunID}
 }
 
-// decide settles an existing record: replay, held, reclaim or refuse. It
-// returns the current record instead when it changed under a reclaim.
+// decide settles an existing record: replay, held, reclaim or refuse.
 func (l *Locker) decide(ctx context.Context, rec *Record) (lease.Lease, *Record, error) {
 	path := l.store.RecordPath(l.key)
 	lay := l.store.Layout()
@@ -196,9 +182,7 @@ func (l *Locker) decide(ctx context.Context, rec *Record) (lease.Lease, *Record,
 	}
 	live := CreatorLiveness(rec)
 	if live == LegacyCreator || live == Unverifiable {
-		// A creator that just finished removes its lease file after it
-		// published or released: look again before refusing on a stale
-		// observation.
+		// A creator that just finished removes its lease file: look again before refusing.
 		if cur, changed, err := l.recheck(ctx, rec); err != nil || changed {
 			return nil, cur, err
 		}
@@ -246,11 +230,7 @@ func (l *Locker) decide(ctx context.Context, rec *Record) (lease.Lease, *Record,
 	return rl, nil, nil
 }
 
-// recheck re-reads the record after an unfavourable liveness answer. It
-// reports changed (with the current record, nil if it is gone) when the
-// record is no longer the observed one, and a replay error when the run
-// was published meanwhile; an unchanged, unpublished record is the caller's
-// to refuse.
+// recheck re-reads the record after an unfavourable liveness answer.
 func (l *Locker) recheck(ctx context.Context, observed *Record) (*Record, bool, error) {
 	cur, err := l.store.Lookup(ctx, l.key)
 	if err != nil {
@@ -288,7 +268,6 @@ func (l *Locker) keyFlags() string {
 	return s + " --home " + shellQuote(l.cfg.Home)
 }
 
-// shellQuote quotes s for a POSIX shell when it needs quoting.
 func shellQuote(s string) string {
 	safe := s != ""
 	for _, c := range s {

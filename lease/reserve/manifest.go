@@ -13,10 +13,9 @@ import (
 	"github.com/leasewrap/leasewrap/internal/fault"
 )
 
-// Manifest is the published result of a run that leasewrap materialized,
-// <home>/runs/<run_id>/manifest.json. Foreign manifests (orchestratectl's)
-// are only read: ReadManifest needs nothing but their existence and,
-// optionally, exit_code.
+// Manifest is the published result of a run leasewrap materialized,
+// <home>/runs/<run_id>/manifest.json. Foreign manifests need only exist
+// (exit_code optional).
 type Manifest struct {
 	RunID      string    `json:"run_id"`
 	KeyHash    string    `json:"key_hash"`
@@ -35,11 +34,9 @@ type Manifest struct {
 // ManifestWriter is the writer field of manifests leasewrap publishes.
 const ManifestWriter = "leasewrap"
 
-// Publish builds the run in <home>/.creating/runs/<id>/manifest.json
-// (file and directory fsynced) and renames the directory to
-// <home>/runs/<id> (parent fsynced). From the rename on, the run is
-// published. A staging directory left by an earlier attempt with the same
-// run id is replaced; an already published run is an error.
+// Publish writes <home>/.creating/runs/<id>/manifest.json (file and directory
+// fsynced) and renames the directory to <home>/runs/<id>: published from the
+// rename on. A leftover staging directory is replaced; a published run is an error.
 func Publish(l Layout, m *Manifest) error {
 	if err := ValidateRunID(m.RunID); err != nil {
 		return err
@@ -76,8 +73,7 @@ func Publish(l Layout, m *Manifest) error {
 	return nil
 }
 
-// IsPublished reports whether runID's manifest exists (following
-// symlinks, as orchestratectl's try_exists does).
+// IsPublished reports whether runID's manifest exists (following symlinks).
 func IsPublished(l Layout, runID string) (bool, error) {
 	p := l.ManifestPath(runID)
 	if _, err := os.Stat(p); err == nil {
@@ -93,18 +89,15 @@ func IsPublished(l Layout, runID string) (bool, error) {
 type Replay struct {
 	RunID    string
 	ExitCode int
-	// ExitCodeRecorded is false for a foreign manifest without exit_code:
-	// it replays as 0.
+	// ExitCodeRecorded is false for a foreign manifest without exit_code (replays as 0).
 	ExitCodeRecorded bool
 	// When is the manifest's finished_at, or its modification time.
 	When time.Time
 	Path string
 }
 
-// ReadReplay reads the manifest of a published run. A manifest that
-// exists but cannot be read or decoded still means "published": the run
-// must not run again, and the error (a *RecordError matching
-// lease.ErrRefused and ErrManifest) names the path.
+// ReadReplay reads a published run's manifest. An unreadable one still means
+// published; the error is a *RecordError (lease.ErrRefused, ErrManifest).
 func ReadReplay(l Layout, runID string) (*Replay, error) {
 	p := l.ManifestPath(runID)
 	refuse := func(detail string) error {
@@ -142,9 +135,7 @@ func ReadReplay(l Layout, runID string) (*Replay, error) {
 	return r, nil
 }
 
-// readManifest reads at most MaxManifestBytes of the manifest at p,
-// following symlinks as orchestratectl does. O_NONBLOCK keeps a FIFO
-// planted there from hanging the read (it reads as empty, so undecodable).
+// readManifest reads at most MaxManifestBytes, following symlinks; a FIFO reads as empty.
 func readManifest(p string) ([]byte, error) {
 	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {

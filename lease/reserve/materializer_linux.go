@@ -10,24 +10,18 @@ import (
 	"github.com/leasewrap/leasewrap/internal/fdlock"
 )
 
-// MaterializerLease is the lifetime flock of a run's creator:
-// <home>/idempotency/materializers/<run_id>.lease, locked exclusively. The
-// process tree doing the work must inherit the descriptor so it keeps the
-// lock even if leasewrap dies; orchestratectl clears FD_CLOEXEC for that,
-// leasewrap keeps FD_CLOEXEC on its own copy and hands the descriptor over
-// through exec.Cmd.ExtraFiles (fd 3), so no other process it starts gets a
-// stray copy at the original number. A creator is live exactly as long as
-// some process holds that lock.
+// MaterializerLease is a run creator's lifetime flock,
+// <home>/idempotency/materializers/<run_id>.lease, locked exclusively. The child
+// inherits it (fd 3 via ExtraFiles; leasewrap's copy stays close-on-exec), so a
+// creator is live exactly while some process holds the lock.
 type MaterializerLease struct {
 	file *os.File
 	path string
 }
 
-// AcquireMaterializerLease creates (if needed) and locks the lease file of
-// runID, never through a symlink, a FIFO or a hard link planted at its
-// name (refused with ErrUnsafePath), and never truncating it. The run id is fresh, so the lock is never contended in normal
-// operation: a held lock is reported as an error (ErrHeld-like contention
-// would mean two creators share a run id), never waited for.
+// AcquireMaterializerLease creates and locks runID's lease file (no symlink, FIFO
+// or hard link: ErrUnsafePath; never truncated). The run id is fresh, so a held
+// lock is an error, never waited for.
 func AcquireMaterializerLease(l Layout, runID string) (*MaterializerLease, error) {
 	if err := ValidateRunID(runID); err != nil {
 		return nil, err
@@ -61,10 +55,8 @@ func (m *MaterializerLease) Path() string { return m.path }
 // File is the locked descriptor, for the child to inherit.
 func (m *MaterializerLease) File() *os.File { return m.file }
 
-// Close removes the lease file and closes the descriptor, as
-// orchestratectl's Drop does. It does not LOCK_UN: the lock belongs to the
-// open file description the child shared; it ends when the last process
-// holding it closes it. Close is idempotent.
+// Close removes the lease file and closes the descriptor, as orchestratectl's
+// Drop does, never LOCK_UN (the child may share the lock). It is idempotent.
 func (m *MaterializerLease) Close() error {
 	if m == nil || m.file == nil {
 		return nil
@@ -81,11 +73,8 @@ func (m *MaterializerLease) Close() error {
 	return err
 }
 
-// Abandon closes the descriptor and keeps the lease file: the record that
-// names it becomes a dead creator's (the file there, unlocked once every
-// descriptor sharing the lock is closed), which the protocol reclaims. It
-// is how a creator whose record could not be settled leaves it. Abandon
-// is idempotent, and Close after it does nothing.
+// Abandon closes the descriptor but keeps the file, so the record reads as a dead
+// creator's and is reclaimed. Idempotent; Close after it does nothing.
 func (m *MaterializerLease) Abandon() {
 	if m == nil || m.file == nil {
 		return
@@ -98,8 +87,7 @@ func (m *MaterializerLease) Abandon() {
 type Liveness int
 
 const (
-	// Unverifiable: liveness cannot be decided (lease file missing or not
-	// lockable). Never reclaimed.
+	// Unverifiable: lease file missing or not lockable; never reclaimed.
 	Unverifiable Liveness = iota
 	// Live: the creator's lease is held.
 	Live
@@ -123,11 +111,8 @@ func (l Liveness) String() string {
 	return fmt.Sprintf("Liveness(%d)", int(l))
 }
 
-// MaterializerLiveness tries to lock the lease file at path: obtained →
-// Dead (the try lock is dropped at once), would block → Live, missing or
-// any other error (a directory or other non-regular file too) →
-// Unverifiable. The file is opened without following a symlink and never
-// created.
+// MaterializerLiveness try-locks the lease file (no symlink, never created):
+// obtained → Dead (dropped at once), would block → Live, else Unverifiable.
 func MaterializerLiveness(path string) Liveness {
 	switch p, _ := fdlock.Probe(path, fdlock.ProbeOpts{NoFollow: true}); p {
 	case fdlock.Free:
@@ -138,11 +123,9 @@ func MaterializerLiveness(path string) Liveness {
 	return Unverifiable
 }
 
-// CreatorLiveness decides the liveness of rec's creator. A legacy record
-// (no creator) is LegacyCreator. A creator with a materializer lease is
-// judged by MaterializerLiveness. A creator without one (written before
-// materializer leases existed) is never proved dead: it is Live when its
-// pid runs with the recorded start time (±1 s), else Unverifiable.
+// CreatorLiveness judges rec's creator: legacy → LegacyCreator; with a lease →
+// MaterializerLiveness; without one it is never Dead: Live if its pid runs with
+// the recorded start time (±1 s), else Unverifiable.
 func CreatorLiveness(rec *Record) Liveness {
 	c := rec.Creator
 	if c == nil {

@@ -6,9 +6,8 @@ import (
 	"github.com/leasewrap/leasewrap/internal/procstat"
 )
 
-// ProcessStartSecs returns the start time of pid in Unix seconds:
-// btime (from /proc/stat) + starttime (field 22 of /proc/<pid>/stat) /
-// USER_HZ, rounded down.
+// ProcessStartSecs is pid's start in Unix seconds: btime + starttime (field 22 of
+// /proc/<pid>/stat) / USER_HZ, rounded down.
 func ProcessStartSecs(pid int) (uint64, error) {
 	s, err := procstat.StartSecs(pid)
 	if err != nil {

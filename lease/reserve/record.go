@@ -8,22 +8,17 @@ import (
 	"time"
 )
 
-// SchemaVersion is the only record schema this package writes and accepts
-// (besides legacy schema 0, which it only reads).
+// SchemaVersion is the record schema written and accepted (legacy 0 is read only).
 const SchemaVersion = 1
 
-// Creator is the durable identity of the process materializing a reserved
-// run (orchestratectl's CreatorLease).
+// Creator is the identity of the process materializing a run (CreatorLease).
 type Creator struct {
 	PID uint32
-	// PIDStartSecs is the creator's process start time in Unix seconds, or
-	// nil when unknown.
+	// PIDStartSecs is the creator's start time in Unix seconds, or nil.
 	PIDStartSecs *uint64
-	// StartedAt is when the creator took the reservation (UTC; nanoseconds
-	// are kept and compared exactly).
+	// StartedAt is when the creator reserved (UTC; nanoseconds compared exactly).
 	StartedAt time.Time
-	// MaterializerLeasePath is the absolute path of the creator's
-	// materializer flock, or "" when the record has none (null).
+	// MaterializerLeasePath is the creator's lease file, "" for none (null).
 	MaterializerLeasePath string
 	hasLeasePath          bool
 }
@@ -37,20 +32,14 @@ func NewCreator(pid uint32, startSecs *uint64, startedAt time.Time, leasePath st
 // HasLeasePath reports whether the record names a materializer lease.
 func (c *Creator) HasLeasePath() bool { return c.hasLeasePath }
 
-// Record is the value stored in a keyed reservation
-// (orchestratectl's ReservationRecord).
-//
-// Schema 0 is a legacy record: the file held only the run id. Such a
-// record has no Creator: it can replay a published run but is never
-// reclaimed. Unknown fields of a schema 1 record are kept in Unknown (in
-// file order) for display; like orchestratectl, Equal ignores them and a
-// rewrite (FinishStaleCleanup) does not carry them.
+// Record is a keyed reservation (orchestratectl's ReservationRecord). Schema 0
+// (legacy) is a bare run id: no Creator, replayable, never reclaimed. Unknown
+// schema 1 fields are kept in Unknown for display only.
 type Record struct {
 	SchemaVersion uint32
 	RunID         string
 	Creator       *Creator
-	// StaleRunIDs are staging run ids inherited from creators reclaimed
-	// before they could clean up.
+	// StaleRunIDs are staging run ids inherited from reclaimed creators.
 	StaleRunIDs []string
 	Unknown     []Field
 }
@@ -69,9 +58,8 @@ func NewRecord(runID string, creator *Creator) *Record {
 // Legacy reports whether r is a plain-run-id record (schema 0).
 func (r *Record) Legacy() bool { return r.SchemaVersion == 0 }
 
-// Equal reports whether r and o are the same record, field by field, as
-// orchestratectl's derived PartialEq does (unknown fields are not part of
-// it). Reclaim replaces a record only if it is Equal to the observed one.
+// Equal compares field by field as orchestratectl's PartialEq (Unknown ignored);
+// Reclaim replaces only a record Equal to the observed one.
 func (r *Record) Equal(o *Record) bool {
 	if r == nil || o == nil {
 		return r == o
@@ -92,9 +80,8 @@ func (r *Record) Equal(o *Record) bool {
 	return a.StartedAt.Equal(b.StartedAt)
 }
 
-// Marshal encodes r exactly as orchestratectl's serde_json::to_vec does:
-// compact, fields in declaration order, null for None, chrono's RFC 3339
-// form with "Z" for started_at. Unknown fields are not written.
+// Marshal encodes r as serde_json::to_vec does: compact, declaration order, null
+// for None, started_at in chrono's RFC 3339 with "Z"; Unknown is not written.
 func (r *Record) Marshal() []byte {
 	var b strings.Builder
 	b.WriteString(`{"schema_version":`)
@@ -134,8 +121,8 @@ func (r *Record) Marshal() []byte {
 	return []byte(b.String())
 }
 
-// FormatTime renders t as chrono's serde form of a DateTime<Utc>:
-// RFC 3339 with "Z" and 0, 3, 6 or 9 fractional digits (SecondsFormat::AutoSi).
+// FormatTime renders t as chrono serializes DateTime<Utc>: RFC 3339, "Z", 0, 3, 6
+// or 9 fractional digits (AutoSi).
 func FormatTime(t time.Time) string {
 	t = t.UTC()
 	s := t.Format("2006-01-02T15:04:05")

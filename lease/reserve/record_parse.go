@@ -16,18 +16,10 @@ import (
 	"github.com/leasewrap/leasewrap/internal/serdejson"
 )
 
-// ParseRecord decodes a record file's content the way orchestratectl's
-// read_record does. Content whose first non-space character is "{" is a
-// JSON record: it must decode strictly (required fields present, right
-// types, no duplicate known fields, nothing after the object) or the error
-// matches ErrCorrupt; a schema_version other than 1 matches
-// ErrUnsupportedSchema. Any other content is a legacy record: the trimmed
-// run id, schema 0, no creator.
-//
-// The returned error does not name a path; Store wraps it in a *RecordError.
-//
-// Content longer than MaxRecordBytes matches ErrCorrupt without being
-// looked at.
+// ParseRecord decodes a record as read_record does: content starting with "{" is
+// strict JSON (else ErrCorrupt; schema_version other than 1 is
+// ErrUnsupportedSchema); anything else is a legacy record (trimmed run id, schema
+// 0). Content over MaxRecordBytes is ErrCorrupt unread.
 func ParseRecord(raw []byte) (*Record, error) {
 	if len(raw) > MaxRecordBytes {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, &tooLargeError{MaxRecordBytes})
@@ -124,10 +116,8 @@ func parseCreator(raw []byte) (*Creator, error) {
 	return c, nil
 }
 
-// decodeObject splits one JSON object into its fields in order. A
-// duplicate of a known field is an error, as serde reports for struct
-// fields; duplicates of other (ignored) fields are kept. Trailing content
-// after the object is an error.
+// decodeObject splits one JSON object into ordered fields (duplicate known field
+// or trailing content: error).
 func decodeObject(raw []byte, known ...string) ([]Field, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -206,10 +196,8 @@ func parseStrings(raw string) ([]string, error) {
 	return out, nil
 }
 
-// parseTime accepts RFC 3339 the way chrono's DateTime parser does for
-// the forms writers use: "T" or a space between date and time, "Z" or a
-// numeric offset with or without a colon. chrono's rarer leniencies
-// (spaces inside, leap second 60) are refused, never rewritten.
+// parseTime accepts RFC 3339 as chrono does for writers' forms ("T" or space,
+// "Z" or an offset with or without colon); rarer leniencies are refused.
 func parseTime(s string) (time.Time, error) {
 	b := []byte(s)
 	if len(b) > 10 && b[10] == ' ' {

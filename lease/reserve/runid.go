@@ -10,14 +10,12 @@ import (
 // maxRunIDLen bounds a run id: it becomes a file name (plus ".lease").
 const maxRunIDLen = 128
 
-// NewRunID returns a fresh orchestratectl run id: a 26-character ULID in
-// lowercase Crockford base32 (48 bits of Unix milliseconds, 80 random
-// bits).
+// NewRunID returns a fresh run id: a 26-character lowercase Crockford base32
+// ULID (48 bits of Unix ms, 80 random bits).
 func NewRunID(now time.Time) (string, error) {
 	return newRunID(now, rand.Reader)
 }
 
-// newRunID is NewRunID with its entropy source.
 func newRunID(now time.Time, entropy io.Reader) (string, error) {
 	ms := now.UnixMilli()
 	if ms < 0 || ms >= 1<<48 {
@@ -48,9 +46,8 @@ func newRunID(now time.Time, entropy io.Reader) (string, error) {
 	return string(out[:]), nil
 }
 
-// ValidateRunID checks that a run id is safe to use as a path component:
-// 1 to 128 bytes of [0-9A-Za-z_-] (so no "/", no "..", no NUL). Run ids
-// read from records are checked too before they become paths.
+// ValidateRunID checks a run id is 1 to 128 bytes of [0-9A-Za-z_-], safe as a
+// path component; ids read from records are checked too.
 func ValidateRunID(id string) error {
 	if id == "" {
 		return fmt.Errorf("%w: empty", ErrInvalidRunID)

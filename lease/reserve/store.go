@@ -12,9 +12,7 @@ import (
 	"github.com/leasewrap/leasewrap/internal/fault"
 )
 
-// Key identifies a reservation: orchestratectl's (source_repo,
-// source_branch, key) triple. An empty Repo or Branch is the same as a
-// missing one.
+// Key is orchestratectl's (source_repo, source_branch, key); empty means missing.
 type Key struct {
 	Repo, Branch, Key string
 }
@@ -22,10 +20,7 @@ type Key struct {
 // Hash is KeyHash of k.
 func (k Key) Hash() string { return KeyHash(k.Repo, k.Branch, k.Key) }
 
-// Store reads and writes the reservation records of one home directory.
-// Every operation holds the per-key flock for its read-decide-write step;
-// a Store is safe for concurrent use, and so are Stores in other processes
-// (that is the point).
+// Store reads and writes one home's records under per-key flocks; concurrency-safe.
 type Store struct {
 	layout      Layout
 	lockTimeout time.Duration // test seam; 0 = defaultLockTimeout
@@ -47,8 +42,7 @@ func (s *Store) locked(ctx context.Context, k Key, fn func() error) error {
 	return withKeyLock(ctx, s.LockPath(k), s.lockTimeout, fn)
 }
 
-// readRecord reads the record at path: nil, nil when absent. A record it
-// cannot accept is a *RecordError (matching lease.ErrRefused).
+// readRecord reads the record at path: nil, nil when absent.
 func readRecord(path string) (*Record, error) {
 	raw, err := readRecordNoFollow(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -84,9 +78,7 @@ func (s *Store) Lookup(ctx context.Context, k Key) (*Record, error) {
 	return rec, err
 }
 
-// Reserve atomically reserves k for rec. It returns (nil, nil) when this
-// caller won the key and must materialize rec.RunID, or the existing
-// record when the key was already reserved (possibly in flight).
+// Reserve reserves k for rec: (nil, nil) when this caller won, else the existing record.
 func (s *Store) Reserve(ctx context.Context, k Key, rec *Record) (existing *Record, err error) {
 	p := s.RecordPath(k)
 	err = s.locked(ctx, k, func() error {
@@ -133,11 +125,9 @@ func (o ReclaimOutcome) String() string {
 	return fmt.Sprintf("ReclaimOutcome(%d)", int(o))
 }
 
-// Reclaim compare-and-replaces observed with replacement, after the caller
-// proved observed's exact creator dead. Under the key lock it first checks
-// publishedManifest (published beats everything), then replaces the record
-// only if it is still Equal to observed. A record that changed is returned
-// with Changed and left alone.
+// Reclaim compare-and-replaces observed (whose creator the caller proved dead)
+// under the key lock: published wins; a record no longer Equal to observed is
+// returned with Changed, untouched.
 func (s *Store) Reclaim(ctx context.Context, k Key, observed, replacement *Record, publishedManifest string) (ReclaimOutcome, *Record, error) {
 	p := s.RecordPath(k)
 	var out ReclaimOutcome
@@ -208,10 +198,8 @@ func (o ReleaseOutcome) String() string {
 	return fmt.Sprintf("ReleaseOutcome(%d)", int(o))
 }
 
-// Release removes k's record only if it still names runID (legacy records
-// included). A record naming another run, or none, is left alone: a late
-// release never clobbers a newer owner. current is the record found (nil
-// when Absent).
+// Release removes k's record only if it names runID (legacy included), so a late
+// release never clobbers a newer owner. current is the record found.
 func (s *Store) Release(ctx context.Context, k Key, runID string) (out ReleaseOutcome, current *Record, err error) {
 	p := s.RecordPath(k)
 	err = s.locked(ctx, k, func() error {
@@ -236,10 +224,8 @@ func (s *Store) Release(ctx context.Context, k Key, runID string) (out ReleaseOu
 	return out, current, err
 }
 
-// FinishStaleCleanup clears the inherited cleanup obligations
-// (stale_run_ids) of runID's record after every listed staging directory
-// was removed. It fails with ErrOwnerChanged if the record names another
-// run; an absent record is fine.
+// FinishStaleCleanup clears stale_run_ids of runID's record once their staging
+// is removed; ErrOwnerChanged if it names another run, an absent record is fine.
 func (s *Store) FinishStaleCleanup(ctx context.Context, k Key, runID string) error {
 	p := s.RecordPath(k)
 	return s.locked(ctx, k, func() error {
