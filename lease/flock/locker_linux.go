@@ -22,23 +22,18 @@ const Kind = "flock"
 
 // Config configures a Locker.
 type Config struct {
-	// Path is the lock file; a relative path is made absolute against the
-	// working directory (LEASEWRAP_KEY is the absolute path).
+	// Path is the lock file, made absolute (LEASEWRAP_KEY).
 	Path string
-	// Shared takes LOCK_SH instead of LOCK_EX: shared holders exclude
-	// exclusive ones only (flock(1) -s).
+	// Shared takes LOCK_SH instead of LOCK_EX (flock(1) -s).
 	Shared bool
-	// Holder is the identity exported as LEASEWRAP_HOLDER. A flock records
-	// no holder: it is for the command and the logs only.
+	// Holder is exported as LEASEWRAP_HOLDER; a flock records no holder.
 	Holder string
 }
 
-// Locker takes the flock of one file. It opens the file at its first
-// attempt and keeps it open across attempts (as flock(1) -w does), so a
-// waiter's retries open and close nothing that would wake other waiters,
-// and a waiter blocks in flock(2) on that same descriptor (Notify).
-// Close releases a descriptor no lease took over. A Locker is not safe for
-// concurrent use.
+// Locker takes the flock of one file. It keeps the file open across attempts
+// (as flock(1) -w), so retries wake no other waiter and a grant while waiting
+// is the next Acquire's. Close releases a descriptor no lease took over. Not
+// safe for concurrent use.
 type Locker struct {
 	path   string
 	shared bool
@@ -52,9 +47,8 @@ var (
 	_ lease.Identity = (*Locker)(nil)
 )
 
-// NewLocker checks c and returns its Locker. The errors are the caller's
-// mistakes, each naming the path: an empty path, a directory, a parent
-// directory that does not exist.
+// NewLocker checks c (path set, not a directory, parent exists) and returns its
+// Locker.
 func NewLocker(c Config) (*Locker, error) {
 	if c.Path == "" {
 		return nil, errors.New("the lock file path is empty")
@@ -89,17 +83,13 @@ func unwrapPath(err error) error {
 // Kind is "flock".
 func (l *Locker) Kind() string { return Kind }
 
-// Holder is the configured holder identity, known before the lock is
-// taken (lease.Identity).
+// Holder is the configured holder, known before the lock is taken (lease.Identity).
 func (l *Locker) Holder() string { return l.holder }
 
 // Key is the lock file's absolute path.
 func (l *Locker) Key() string { return l.path }
 
-// file opens the lock file if no attempt has yet and returns the
-// descriptor a successful Acquire locks and hands over: the Locker keeps
-// one open file description across attempts, so a lock the kernel grants
-// to it while waiting (Notify) is the next Acquire's at once.
+// file opens the lock file once and returns the descriptor every attempt locks.
 func (l *Locker) file() (*os.File, error) {
 	if l.f == nil {
 		f, err := open(l.path)
@@ -112,8 +102,8 @@ func (l *Locker) file() (*os.File, error) {
 }
 
 // Acquire tries once to lock the file (LOCK_NB). Contention is a
-// *lease.HeldError naming the holder's pid when /proc/locks shows it; a
-// planted symlink, FIFO, device or hard link matches lease.ErrRefused.
+// *lease.HeldError naming the pid from /proc/locks; a planted symlink, FIFO,
+// device or hard link matches lease.ErrRefused.
 func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
 	if _, err := l.file(); err != nil {
 		return nil, err
@@ -134,9 +124,8 @@ func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
 	return &Lease{f: f, holder: l.holder}, nil
 }
 
-// Close closes the descriptor of attempts that did not take the lock. It
-// is idempotent, and harmless after a successful Acquire (the Lease owns
-// that descriptor).
+// Close closes the descriptor of attempts that did not take the lock;
+// idempotent, harmless after a successful Acquire.
 func (l *Locker) Close() error {
 	if l.f == nil {
 		return nil
@@ -159,10 +148,8 @@ func (l *Locker) held() error {
 	return h
 }
 
-// takenBy says, for people, who took the lock: /proc/locks names the
-// process that called flock(2), which may have exited since, leaving the
-// lock with the processes it passed the descriptor to (a SIGKILLed
-// leasewrap's job).
+// takenBy names the process that called flock(2) (it may have exited, leaving
+// the lock with its descriptor's inheritors).
 func takenBy(pid int, mode string) string {
 	if pid == 0 {
 		return mode + " lock taken by a process outside this pid namespace"
@@ -174,10 +161,8 @@ func takenBy(pid int, mode string) string {
 	return fmt.Sprintf("%s lock taken by %q; it lasts while any process holding that descriptor runs", mode, st.Comm)
 }
 
-// open opens the lock file as flock(1) does (O_RDONLY|O_CREAT|O_NOCTTY,
-// mode 0666 before the umask) under safefile's rules: the last component
-// is never followed, a FIFO never blocks, and only a regular file with one
-// link is kept.
+// open opens the lock file as flock(1) does (O_RDONLY|O_CREAT|O_NOCTTY, 0666)
+// under safefile's rules.
 func open(path string) (*os.File, error) {
 	f, err := safefile.Open(path, os.O_RDONLY|os.O_CREATE|unix.O_NOCTTY, 0o666)
 	if err == nil {
@@ -219,20 +204,17 @@ func (*Lease) Env() []string { return nil }
 // TTL is 0: a flock lasts while its descriptor is open.
 func (*Lease) TTL() time.Duration { return 0 }
 
-// Renew reports the lock still held: nobody can take a flock away from an
-// open descriptor.
+// Renew succeeds: nobody can take a flock from an open descriptor.
 func (*Lease) Renew(context.Context) error { return nil }
 
-// Done is nil: a flock is never lost while held, so there is no loss to
-// push.
+// Done is nil: a held flock is never lost.
 func (*Lease) Done() <-chan struct{} { return nil }
 
 // File is the locked descriptor the command inherits.
 func (s *Lease) File() *os.File { return s.f }
 
-// Finish closes leasewrap's descriptor (never LOCK_UN: the lock belongs to
-// the open file description, which the job's stragglers may still share).
-// The kernel frees the lock when the last descriptor is closed.
+// Finish closes leasewrap's descriptor, never LOCK_UN (the job's stragglers may
+// share the open file description).
 func (s *Lease) Finish(context.Context, lease.Result) error {
 	if s.f == nil {
 		return nil

@@ -15,14 +15,12 @@ import (
 // procLocks is the kernel's table of file locks.
 const procLocks = "/proc/locks"
 
-// procLocksLimit bounds how much of /proc/locks is read (a busy host has
-// a few hundred lines; this is thousands).
+// procLocksLimit bounds how much of /proc/locks is read.
 const procLocksLimit = 1 << 20
 
-// lockHolder finds the granted FLOCK lock on (dev, ino) in the table at
-// path and returns the pid that took it (0: a process outside this pid
-// namespace) and "exclusive" or "shared". Blocked waiters ("->") are
-// skipped. It is information for people: any failure is just !ok.
+// lockHolder finds the granted FLOCK lock on (dev, ino) in the table at path:
+// the pid that took it (0: outside this pid namespace) and "exclusive" or
+// "shared", skipping waiters ("->"). Any failure is !ok.
 func lockHolder(path string, dev, ino uint64) (pid int, mode string, ok bool) {
 	f, err := os.Open(path)
 	if err != nil {

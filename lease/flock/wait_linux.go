@@ -12,22 +12,11 @@ import (
 	"github.com/leasewrap/leasewrap/lease"
 )
 
-// kernelWait is the flock kind's wake-up source: a blocking flock(2) on
-// the Locker's own open file description, the wait flock(1) -w makes. The
-// kernel grants the lock the moment the holder lets go, whether it closes
-// its descriptor or unlocks it with LOCK_UN (flock -u, which no file
-// event shows), so the next Acquire finds the lock already on its
-// descriptor.
-//
-// The blocking call cannot be cancelled (Go restarts it after a signal),
-// so it is abandoned instead: it runs in a goroutine of its own on a
-// duplicate of the descriptor (the same open file description, so a
-// grant is the Locker's lock) and closes that duplicate as soon as it
-// returns. A waiter that gives up leaves it blocked: leasewrap then exits,
-// and a library caller that closes its Locker has closed the description
-// but for that duplicate, so a grant that comes after giving up is
-// released by the goroutine's own close at once. Nothing that gave up
-// ever holds the lock past that.
+// kernelWait is the flock kind's wake-up source: a blocking flock(2) on the
+// Locker's open file description (flock(1) -w), granted the moment the holder
+// closes or unlocks. The call cannot be cancelled, so it runs on a duplicate
+// descriptor and is abandoned when its waiter gives up; a late grant is
+// released by that duplicate's close.
 type kernelWait struct {
 	fd      int        // duplicate of the Locker's descriptor, owned by the blocking call once it starts
 	how     int        // LOCK_EX or LOCK_SH
@@ -41,9 +30,8 @@ var (
 	_ lease.Granter = (*kernelWait)(nil)
 )
 
-// Notify opens the lock file if no attempt has yet and returns the
-// kernel's own wait on it (see kernelWait). It is called before the first
-// attempt; the blocking call starts at the first Wait.
+// Notify opens the lock file and returns the kernel's wait on it (kernelWait);
+// the blocking call starts at the first Wait.
 func (l *Locker) Notify(context.Context) (lease.Wake, error) {
 	if _, err := l.file(); err != nil {
 		return nil, err
@@ -69,11 +57,8 @@ func (l *Locker) Notify(context.Context) (lease.Wake, error) {
 	return &kernelWait{fd: fd, how: how, done: make(chan error, 1)}, nil
 }
 
-// Wait starts the blocking flock(2) at its first call, then waits for its
-// outcome, limit or ctx. The outcome is a wake-up either way: a grant
-// makes the next Acquire succeed, and a failed call (which leaves the lock
-// untaken) makes later Waits sleep their limit, as a kind without a
-// wake-up source is polled.
+// Wait starts the blocking flock(2) once, then waits for its outcome, limit or
+// ctx. Either outcome is a wake-up; after a failed call Waits sleep their limit.
 func (w *kernelWait) Wait(ctx context.Context, _ error, limit time.Duration) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
@@ -87,9 +72,8 @@ func (w *kernelWait) Wait(ctx context.Context, _ error, limit time.Duration) (bo
 	if !w.started {
 		w.started = true
 		fd, how, done := w.fd, w.how, w.done
-		// The one exception to "every goroutine is an actor": a call
-		// blocked in the kernel that nothing can interrupt, abandoned when
-		// its waiter gives up (see kernelWait).
+		// The one goroutine outside an actor: a kernel call nothing can interrupt,
+		// abandoned when its waiter gives up.
 		go func() {
 			err := eintr.Retry(func() error { return unix.Flock(fd, how) })
 			unix.Close(fd) // the Locker's descriptor keeps a granted lock
@@ -109,12 +93,11 @@ func (w *kernelWait) Wait(ctx context.Context, _ error, limit time.Duration) (bo
 	}
 }
 
-// Grants reports whether the blocking call still waits for the lock (or
-// has yet to start): until it returns, no attempt can take it.
+// Grants reports whether the blocking call still waits (or has yet to start):
+// no attempt can take the lock until it returns.
 func (w *kernelWait) Grants() bool { return !w.over }
 
-// Close closes the duplicate descriptor unless the blocking call owns it
-// (it closes it when it returns). It is idempotent.
+// Close closes the duplicate unless the blocking call owns it; idempotent.
 func (w *kernelWait) Close() error {
 	if !w.started && w.fd >= 0 {
 		unix.Close(w.fd)
