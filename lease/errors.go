@@ -12,23 +12,19 @@ var (
 	ErrHeld = errors.New("lease: held by other")
 	// ErrLost reports that a lease we held is no longer ours.
 	ErrLost = errors.New("lease: lost")
-	// ErrRefused reports a record leasewrap will not touch or decide on:
-	// corrupt, foreign, of a newer schema, unreadable, or whose liveness
-	// cannot be verified. Nothing was changed; a person must resolve it.
+	// ErrRefused reports a record leasewrap will not touch or decide on (corrupt,
+	// foreign, newer schema, unreadable, unverifiable); nothing was changed.
 	ErrRefused = errors.New("lease: refused")
-	// ErrUnavailable reports that the service a distributed kind keeps its
-	// leases in (etcd, a Kubernetes API server) did not answer in time,
-	// refused the connection or said it is unavailable: nothing was taken
-	// and nothing ran (exit 69, EX_UNAVAILABLE). A kind wraps it with what
-	// it tried and what to check.
+	// ErrUnavailable reports that a distributed kind's service (etcd, a Kubernetes
+	// API server) did not answer or refused: nothing was taken or run (exit 69).
 	ErrUnavailable = errors.New("lease: service unavailable")
-	// ErrNoPerm reports that such a service refused us: TLS, credentials
-	// or permission (exit 77, EX_NOPERM). Nothing was taken.
+	// ErrNoPerm reports that such a service refused us: TLS, credentials or
+	// permission (exit 77). Nothing was taken.
 	ErrNoPerm = errors.New("lease: permission refused")
 )
 
-// HeldError is the contention error of Acquire: the lease is held by
-// someone else, named as precisely as the protocol allows.
+// HeldError is Acquire's contention error, naming the holder as precisely as the
+// protocol allows.
 type HeldError struct {
 	Kind   string
 	Key    string
@@ -37,8 +33,7 @@ type HeldError struct {
 	Host   string // the other holder's host, if known
 	// Since is when the other holder took the lease, if known.
 	Since time.Time
-	// Detail says more, for people (for example "creator live, not yet
-	// published" or the session owner's identity).
+	// Detail says more, for people.
 	Detail string
 }
 
@@ -64,9 +59,8 @@ func (e *HeldError) Error() string {
 	return b.String()
 }
 
-// HolderAttrs are the log attributes (slog key-value pairs) of what is
-// known of the other holder beyond its identity: holder_pid, holder_host,
-// and held_since with held_for when the kind knows when it took the lease.
+// HolderAttrs are slog attributes of the other holder beyond its identity:
+// holder_pid, holder_host, held_since and held_for.
 func (e *HeldError) HolderAttrs() []any {
 	var attrs []any
 	if e.PID > 0 {
@@ -81,15 +75,14 @@ func (e *HeldError) HolderAttrs() []any {
 	return attrs
 }
 
-// HolderProcess returns the other holder's pid and host, as far as known:
-// a wake-up source watches a local holder's exit (internal/fswatch.Holder).
+// HolderProcess returns the other holder's pid and host, as far as known.
 func (e *HeldError) HolderProcess() (pid int, host string) { return e.PID, e.Host }
 
 // Is makes errors.Is(err, ErrHeld) true for a *HeldError.
 func (e *HeldError) Is(target error) bool { return target == ErrHeld }
 
-// ReplayError reports that the work behind the key was already done and
-// published: the child must not run, and leasewrap exits with ExitCode.
+// ReplayError reports work already done and published: the child must not run,
+// and leasewrap exits with ExitCode.
 type ReplayError struct {
 	Kind     string
 	Key      string
