@@ -33,9 +33,7 @@ func (l *Locker) Kind() string { return l.slots[0].Kind() }
 // Key is slot 0's key: the key the user gave.
 func (l *Locker) Key() string { return l.slots[0].Key() }
 
-// Holder is the holder slot 0 will acquire as, if its kind knows it
-// before acquiring (lease.Identity), else "": every slot is taken as the
-// same holder.
+// Holder is slot 0's holder if known before acquiring, else ""; all slots use it.
 func (l *Locker) Holder() string {
 	if id, ok := l.slots[0].(lease.Identity); ok {
 		return id.Holder()
@@ -45,10 +43,8 @@ func (l *Locker) Holder() string {
 
 var _ lease.Identity = (*Locker)(nil)
 
-// Acquire tries each slot once, in order, and returns the lease of the
-// first it takes. With every slot held it returns a *HeldError that
-// matches lease.ErrHeld and names each slot's holder; any other error
-// of a slot ends the attempt.
+// Acquire tries each slot once, in order, returning the first taken. All held
+// is a *HeldError (matching lease.ErrHeld); any other slot error ends the attempt.
 func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
 	held := &HeldError{}
 	for i, s := range l.slots {
@@ -64,8 +60,7 @@ func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
 	return nil, held
 }
 
-// HeldError reports every slot held; Slots[i] is slot i's contention
-// error.
+// HeldError reports every slot held; Slots[i] is slot i's contention error.
 type HeldError struct{ Slots []error }
 
 func (e *HeldError) Error() string {
@@ -82,8 +77,7 @@ func (e *HeldError) Is(target error) bool { return target == lease.ErrHeld }
 // Unwrap is the contention errors of the slots.
 func (e *HeldError) Unwrap() []error { return e.Slots }
 
-// Lease is a held slot: the slot's own lease, with LEASEWRAP_SLOT added
-// to its environment.
+// Lease is a held slot: its own lease plus LEASEWRAP_SLOT.
 type Lease struct {
 	lease.Lease
 	Slot int
