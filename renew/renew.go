@@ -13,29 +13,25 @@ import (
 	"github.com/leasewrap/leasewrap/internal/ctxsleep"
 )
 
-// ErrFenced reports that no renewal succeeded before the self-fencing
-// deadline: the lease must be treated as lost.
+// ErrFenced reports that no renewal succeeded before the fencing deadline.
 var ErrFenced = errors.New("renew: no successful renewal before the fencing deadline")
 
 // Config describes how to keep one lease alive.
 type Config struct {
 	// Renew extends the lease (or, with TTL 0, checks it is still ours).
 	Renew func(ctx context.Context) error
-	// Permanent reports whether an error from Renew means the lease is
-	// gone for good. Any other error is retried.
+	// Permanent reports whether a Renew error means the lease is gone for good.
 	Permanent func(error) bool
 
 	// TTL of the lease; 0 means it does not expire and Renew only checks.
 	TTL time.Duration
 	// Period between renewals; 0 means TTL/3 (or 5 s when TTL is 0).
 	Period time.Duration
-	// Jitter is the fraction of Period by which each wait is shortened at
-	// random, so many wrappers do not renew in lockstep: 0 means none, a
-	// value in (0, 1) that fraction, and a negative value DefaultJitter.
+	// Jitter is the random fraction by which each wait is shortened: 0 none,
+	// negative DefaultJitter.
 	Jitter float64
-	// Grace is the time the caller needs to stop its work after the lease
-	// is lost (the child's kill grace). Fencing happens Grace+Margin before
-	// the lease would expire.
+	// Grace is the time the caller needs to stop its work; fencing happens
+	// Grace+Margin before expiry.
 	Grace time.Duration
 	// Margin is the extra safety before expiry; 0 means max(1s, TTL/20).
 	Margin time.Duration
@@ -44,11 +40,8 @@ type Config struct {
 
 	Logger *slog.Logger
 
-	// OnRenew, if set, is called from the keeper's goroutine after each
-	// renewal attempt with the attempt's start (monotonic), how long it
-	// took and its error: nil when renewed (the fence then counts from
-	// started), ErrFenced when it was abandoned at the fencing deadline.
-	// It must not block.
+	// OnRenew, if set, is called after each attempt with its monotonic start,
+	// duration and error (nil: renewed; ErrFenced: abandoned). It must not block.
 	OnRenew func(started time.Time, took time.Duration, err error)
 
 	clock clock // nil: the real clock; tests replace it
@@ -57,9 +50,8 @@ type Config struct {
 // DefaultJitter is the Jitter a negative Config.Jitter stands for.
 const DefaultJitter = 0.1
 
-// clock is the keeper's time source, the part of client-go's clock.Clock
-// it uses; tests replace it with a fake that moves only when the keeper
-// sleeps. Readings are monotonic.
+// clock is the keeper's monotonic time source (client-go's clock subset), faked
+// in tests.
 type clock interface {
 	abandon.Clock
 	// Sleep waits d or until ctx ends, returning ctx.Err() then.
@@ -131,11 +123,8 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Deadline returns what a Keeper made with c for a lease last renewed (or
-// acquired) by an attempt that began at lastOK would use, with c's
-// defaults applied: its fencing deadline (the zero Time for a lease
-// without TTL) and the period between its renewals. It lets a caller
-// judge the timing of a lease it has not started keeping yet.
+// Deadline returns, with c's defaults, the fencing deadline (zero without TTL)
+// and renewal period of a lease confirmed by an attempt begun at lastOK.
 func (c Config) Deadline(lastOK time.Time) (fence time.Time, period time.Duration) {
 	d := c.withDefaults()
 	if d.TTL > 0 {
@@ -144,17 +133,16 @@ func (c Config) Deadline(lastOK time.Time) (fence time.Time, period time.Duratio
 	return fence, d.Period
 }
 
-// Keeper keeps one lease alive. Its fencing deadline is a timer of its
-// own on the monotonic clock: a Renew call that never returns (a stalled
-// disk, a dead NFS server, a partition) cannot postpone it.
+// Keeper keeps one lease alive. Its fence is a timer of its own on the monotonic
+// clock: a Renew that never returns cannot postpone it.
 type Keeper struct {
 	c        Config
 	acquired time.Time                 // the first renewal is due a period after it
 	fence    atomic.Pointer[time.Time] // zero Time when the lease has no TTL
 }
 
-// New checks c and returns a Keeper for a lease taken at acquired (a
-// monotonic reading taken when the acquiring attempt started).
+// New checks c and returns a Keeper for a lease whose acquiring attempt started
+// at acquired (monotonic).
 func New(c Config, acquired time.Time) (*Keeper, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -164,15 +152,12 @@ func New(c Config, acquired time.Time) (*Keeper, error) {
 	return k, nil
 }
 
-// Fence is the current fencing deadline (monotonic), or the zero Time for
-// a lease without TTL. It is safe to call from any goroutine.
+// Fence is the current monotonic fencing deadline (zero without TTL); safe from
+// any goroutine.
 func (k *Keeper) Fence() time.Time { return *k.fence.Load() }
 
-// KillBy is the instant by which the caller's work must be over: the
-// fencing deadline plus Grace, that is the start of the last successful
-// renewal + TTL - Margin. Like Fence it is absolute on the monotonic
-// clock and moves only when a renewal succeeds; the zero Time for a lease
-// without TTL. It is safe to call from any goroutine.
+// KillBy is when the caller's work must be over: Fence + Grace, moving only when
+// a renewal succeeds (zero without TTL); safe from any goroutine.
 func (k *Keeper) KillBy() time.Time {
 	f := k.Fence()
 	if f.IsZero() {
@@ -195,13 +180,10 @@ func (k *Keeper) setFence(lastOK time.Time) {
 	k.fence.Store(&f)
 }
 
-// Run keeps the lease alive until ctx ends (returning nil) or the lease is
-// lost: it returns the permanent error from Renew, or a *FenceError
-// (matching ErrFenced) the moment the fencing deadline passes, whether or
-// not a Renew call is still running. Each Renew runs under a context that
-// ends at the earlier of the attempt timeout and the fencing deadline; one
-// that ignores its context is abandoned (left to return on its own), never
-// waited for.
+// Run keeps the lease alive until ctx ends (nil) or it is lost: the permanent
+// Renew error, or a *FenceError the moment the fence passes, even mid-Renew.
+// Each Renew is bounded by the attempt timeout and the fence, and abandoned, not
+// awaited, if it ignores its context.
 func (k *Keeper) Run(ctx context.Context) error {
 	c := k.c
 	failures := 0
@@ -209,11 +191,8 @@ func (k *Keeper) Run(ctx context.Context) error {
 	for first := true; ; first = false {
 		wait := c.jittered(c.Period)
 		if first {
-			// The first renewal is due a period after the lease was
-			// confirmed, not after Run began: a lease whose fence counts
-			// from an older confirmation (a queued lease's last
-			// keep-alive, lease.Confirmed) keeps the retries a fresh one
-			// would have before its fence.
+			// The first renewal is due a period after the lease was confirmed (possibly a
+			// queued lease's older keep-alive), not after Run began.
 			wait = max(k.acquired.Add(wait).Sub(c.clock.Now()), 0)
 		}
 		if failures > 0 {
@@ -263,25 +242,19 @@ func (k *Keeper) Run(ctx context.Context) error {
 	}
 }
 
-// stallLate is how late past the fencing deadline the keeper must notice
-// it for the fence to be called a stall: a timer that fires this late
-// means the process did not run (SIGSTOP, a paused VM, swap), not that a
-// renewal failed.
+// stallLate is how late a noticed fence counts as a stall (SIGSTOP, a paused VM,
+// swap) rather than failed renewals.
 const stallLate = 500 * time.Millisecond
 
-// fenced is the error of a fence noticed now: why no renewal was
-// confirmed in time.
+// fenced explains a fence noticed now.
 func (k *Keeper) fenced(lastErr error, running bool) *FenceError {
 	return &FenceError{Late: max(k.c.clock.Now().Sub(k.Fence()), 0), Running: running, LastErr: lastErr}
 }
 
-// FenceError is ErrFenced with its reason: how late the deadline was
-// noticed (a stalled process), whether a renewal was still running, the
-// last renewal's error.
+// FenceError is ErrFenced with its reason.
 type FenceError struct {
-	// Late is how long after the fencing deadline the keeper noticed it.
-	// Beyond a fraction of a second the process was stalled (stopped,
-	// paused, swapped out) and its job ran on unsupervised.
+	// Late is how long after the fence it was noticed; beyond a fraction of a second
+	// the process was stalled and its job ran unsupervised.
 	Late time.Duration
 	// Running is set when a renewal was still running at the deadline.
 	Running bool
@@ -303,13 +276,12 @@ func (e *FenceError) Error() string {
 	return msg
 }
 
-// Is makes a FenceError match ErrFenced. It does not unwrap LastErr: a
-// transient error is not why the lease is lost.
+// Is makes a FenceError match ErrFenced; LastErr is not unwrapped (a transient
+// error is not why the lease is lost).
 func (e *FenceError) Is(target error) bool { return target == ErrFenced }
 
-// attempt runs one Renew, bounded by the attempt timeout and the fencing
-// deadline. fenced reports that the deadline passed first: the call is
-// then abandoned.
+// attempt runs one bounded Renew; fenced means the deadline came first and the
+// call was abandoned.
 func (k *Keeper) attempt(ctx context.Context, started time.Time) (fenced bool, err error) {
 	c := k.c
 	deadline := started.Add(c.Timeout)
@@ -322,8 +294,7 @@ func (k *Keeper) attempt(ctx context.Context, started time.Time) (fenced bool, e
 	return abandon.At(ctx, c.clock, fence, func() error { return c.Renew(rctx) })
 }
 
-// fence is the instant after which the lease may have expired for others
-// early enough that the child could not be stopped in time.
+// fence is when the lease may have expired for others too early to stop the child.
 func (c Config) fence(lastOK time.Time) time.Time {
 	return lastOK.Add(c.TTL - c.Grace - c.Margin)
 }
