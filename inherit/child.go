@@ -11,12 +11,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ErrNoLease reports that the process was not started by leasewrap (no
-// LEASEWRAP_KIND in the environment).
+// ErrNoLease reports a process not started by leasewrap (no LEASEWRAP_KIND).
 var ErrNoLease = errors.New("inherit: no lease in the environment (not started by leasewrap)")
 
-// Lease is the lease a child was started under, as its environment
-// describes it.
+// Lease is the lease a child was started under, from its environment.
 type Lease struct {
 	Kind, Key, Holder string
 	// FD is the inherited locked descriptor, or -1 for kinds without one.
@@ -62,10 +60,9 @@ func fromEnv(environ []string) (*Lease, error) {
 	return l, nil
 }
 
-// Check verifies, without changing anything, that the inherited descriptor
-// is open, refers to a file that still exists, and carries a flock(2) lock
-// (read from /proc/self/fdinfo). For a kind without a descriptor it checks
-// nothing and returns nil: such leases are kept by the supervisor.
+// Check verifies, changing nothing, that the inherited descriptor is open, its
+// file still exists and it carries a flock (/proc/self/fdinfo); nil for kinds
+// without a descriptor.
 func (l *Lease) Check() error {
 	if l.FD < 0 {
 		return nil

@@ -1,5 +1,4 @@
 package inherit
 
-// leasewrap is Linux-only: on another OS this import fails the build with
-// one message saying so (see internal/linuxonly).
+// The import fails the build on other OSes (see internal/linuxonly).
 import _ "github.com/leasewrap/leasewrap/internal/linuxonly"

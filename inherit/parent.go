@@ -26,11 +26,9 @@ type Handover struct {
 	Env []string
 }
 
-// Attach describes h in cmd's environment and passes h.File to the child.
-// base is the environment to start from (usually os.Environ()); every
-// LEASEWRAP_* variable in it is dropped. Attach replaces cmd.Env and
-// cmd.ExtraFiles: the lease descriptor is the only extra descriptor the
-// child gets from leasewrap.
+// Attach describes h in cmd's environment, built from base minus every
+// LEASEWRAP_* variable, and replaces cmd.Env and cmd.ExtraFiles: h.File is the
+// only extra descriptor the child gets.
 func Attach(cmd *exec.Cmd, base []string, h Handover) {
 	env := make([]string, 0, len(base)+6+len(h.Env))
 	for _, kv := range base {
