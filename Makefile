@@ -16,10 +16,8 @@ export CGO_ENABLED := 0
 
 all: build
 
-# Linked to a side file, then copied into place: a binary the Go linker
-# wrote in place (page by page, through mmap) sits in the page cache in
-# 4 KiB pages and starts ≈ 1 ms (20 %) slower than the same bytes written
-# by cp, as an installed binary is (bench/LOG.md, "Start-up").
+# Linked to a side file and copied into place, since a copy starts faster
+# than the linker's own output (bench/LOG.md, "copy the linked binary").
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN).link ./cmd/leasewrap
 	cp $(BIN).link $(BIN).new && mv -f $(BIN).new $(BIN) && rm -f $(BIN).link

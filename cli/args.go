@@ -5,11 +5,8 @@ import (
 	"strings"
 )
 
-// Args is what a look at the command line before kong's parse tells: the
-// leading words (kind, verb), whether help or the version is asked for,
-// and the log format (for the lines written before, or instead of, a
-// successful parse). It is the one pre-scanner of the arguments, so the
-// global flags that take a value are spelled here alone.
+// Args is what the one look at the command line before kong's parse
+// tells: the leading words, help or version, and the log format.
 type Args struct {
 	// Words are the first two arguments that are neither flags nor the
 	// values of the global flags (before "--").
@@ -22,8 +19,7 @@ type Args struct {
 	at []int // the index of each of Words in the arguments
 }
 
-// valueFlags are the global flags whose value may follow as the next
-// argument.
+// valueFlags are the global flags whose value may be the next argument.
 var valueFlags = map[string]bool{"--log-format": true, "--log-level": true}
 
 // ScanArgs scans args (without argv[0]) up to "--".
@@ -66,22 +62,15 @@ func (a Args) Kind() string {
 	return a.Words[0]
 }
 
-// PrintsOnly tells a command line that only prints, help or the version:
-// kong prints and exits. Such a process writes to fds 1 and 2 themselves
-// (Streams) and, like any filter, may die of SIGPIPE when its reader has
-// gone.
+// PrintsOnly tells a command line that only prints help or the version.
 func (a Args) PrintsOnly() bool { return a.Help || a.Version }
 
-// Bare tells a command line with no command, no help and no version (a
-// bare `leasewrap`, or one with global flags only): Main prints the usage
-// on stderr and exits 64, as flock(1) does, rather than kong's "expected
-// one of …".
+// Bare tells a command line with no command, help or version: Main prints
+// the usage on stderr and exits 64, as flock(1) does.
 func (a Args) Bare() bool { return len(a.Words) == 0 && !a.Help && !a.Version }
 
-// HelpArgs turns `help [KIND [VERB]]` into `[KIND [VERB]] --help`, so
-// that `leasewrap help claim run` prints what `leasewrap claim run --help`
-// does, from whichever executable serves the verb. Any other command line
-// is returned as it is.
+// HelpArgs turns `help [KIND [VERB]]` into `[KIND [VERB]] --help`; other
+// command lines are returned as they are.
 func HelpArgs(args []string) []string {
 	a := ScanArgs(args)
 	if a.Kind() != "help" {

@@ -1,15 +1,7 @@
-// Package cli is the app shell shared by leasewrap's executables:
-// leasewrap (cmd/leasewrap), leasewrap-etcd (etcd/cmd/leasewrap-etcd) and
-// leasewrap-kube (kube/cmd/leasewrap-kube). It holds what each of them means the
-// same way on its command line: the global flags and the one logger, the
-// look at the arguments made before kong parses them (ScanArgs), the run
-// verbs' flags and how they configure the supervisor, the lookup of a
-// sibling executable (Beside, FindExecutable), and the exit-code contract,
-// decided from a run's supervisor.Result in RunExitCode and from an error
-// in ExitCode, nowhere else.
-//
-// It sits beside cmd/, above the product packages (supervisor, lease):
-// nothing under internal/ imports it.
+// Package cli is the app shell shared by leasewrap, leasewrap-etcd and
+// leasewrap-kube: the global flags and logger, the run verbs' flags, the
+// lookup of sibling executables, and the exit-code contract (RunExitCode,
+// ExitCode). Nothing under internal/ imports it.
 package cli
 
 import (

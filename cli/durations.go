@@ -10,9 +10,8 @@ import (
 	"github.com/alecthomas/kong"
 )
 
-// durationMapper decodes every time.Duration flag: as kong's own, but a
-// value refused says what to write instead (a unit, a positive value)
-// and never suggests a value that would then be refused in turn.
+// durationMapper decodes every time.Duration flag as kong's does, but a
+// refused value's error says what to write instead.
 type durationMapper struct{}
 
 // Decode reads the flag's value; kong prefixes its errors with the flag.
@@ -46,8 +45,7 @@ func (durationMapper) Decode(ctx *kong.DecodeContext, target reflect.Value) erro
 	return nil
 }
 
-// negativeDuration refuses a negative value of flag, saying what 0 means
-// when the flag's help says so.
+// negativeDuration refuses a negative value, saying what 0 means if known.
 func negativeDuration(v *kong.Value, flag, value string) error {
 	msg := fmt.Sprintf("%s is negative: %s takes a positive duration", value, flag)
 	help := v.Help

@@ -7,9 +7,8 @@ import (
 	"path/filepath"
 )
 
-// Beside is the executable name installed in the same directory as this
-// process's own executable, or "" if there is none (not there, not a
-// regular file, not executable).
+// Beside is the executable name in this executable's directory, or "" if
+// there is no such regular executable file.
 func Beside(name string) string {
 	self, err := os.Executable()
 	if err != nil {
@@ -24,8 +23,7 @@ func Beside(name string) string {
 
 // FindExecutable returns the executable name beside this one, else in
 // PATH. Missing, the error matches exec.ErrNotFound (exit 127) and says
-// what needs it (what) and how to install it (install, called only then,
-// since it reads the build information).
+// what needs it and how to install it (install is called only then).
 func FindExecutable(name, what string, install func() string) (string, error) {
 	if p := Beside(name); p != "" {
 		return p, nil

@@ -12,9 +12,8 @@ import (
 	"github.com/leasewrap/leasewrap/supervisor"
 )
 
-// The exit-code contract of the run verbs. The child's own code passes
-// through untouched; these are the codes leasewrap itself uses. They follow
-// sysexits.h where one fits.
+// The exit codes leasewrap's run verbs use themselves (sysexits.h where one
+// fits); the child's own code passes through untouched.
 const (
 	ExitUsage    = 64  // EX_USAGE: bad flags or arguments
 	ExitRefused  = 65  // EX_DATAERR: a record leasewrap will not touch (corrupt, foreign, newer schema, unverifiable)
@@ -23,16 +22,13 @@ const (
 	ExitLost     = 76  // the lease was lost while the child ran
 	ExitTimeout  = 124 // the job ran past --timeout and was stopped (timeout(1)'s code)
 
-	// A command that cannot run: supervisor.ExecError's Code, decided by
-	// Resolve and the exec itself, the only places a start fails that way.
+	// A command that cannot run: supervisor.ExecError's Code.
 	ExitNotExecutable = 126 // the command exists but cannot be executed (as sh, env(1))
 	ExitNotFound      = 127 // the command was not found (as sh, env(1))
 )
 
-// The exit codes of a lease kept in a service (etcd, a Kubernetes API
-// server) that leasewrap could not use: nothing was taken, nothing ran.
-// The kinds wrap lease.ErrUnavailable and lease.ErrNoPerm; ExitCode maps
-// them here, once.
+// The exit codes of a lease service (etcd, a Kubernetes API server) that
+// could not be used: nothing was taken, nothing ran.
 const (
 	ExitUnavailable = 69 // EX_UNAVAILABLE: no answer in time, connection refused, 503/504
 	ExitNoPerm      = 77 // EX_NOPERM: TLS, credentials or permission refused
@@ -61,11 +57,9 @@ func (e *ExitError) Error() string {
 
 func (e *ExitError) Unwrap() error { return e.Err }
 
-// RunExitCode is the one place that decides a run verb's exit status
-// from what the run came to: the command's own status passes through
-// untouched (ran, replayed, a failed pre-step's), a conflict is
-// conflictCode (--conflict-exit-code, 75 by default), a loss 76, a
-// signal while waiting 128+N.
+// RunExitCode decides a run verb's exit status from its Result: the
+// command's own status passes through, a conflict is conflictCode, a loss
+// 76, a signal while waiting 128+N.
 func RunExitCode(res supervisor.Result, conflictCode int) int {
 	switch res.Outcome {
 	case supervisor.Ran, supervisor.Replayed, supervisor.PreStepFailed:
@@ -82,9 +76,8 @@ func RunExitCode(res supervisor.Result, conflictCode int) int {
 	return ExitInternal
 }
 
-// ExitCode is the one place that decides leasewrap's exit status from the
-// error a verb returned (a run verb returns its outcome as an *ExitError
-// made by RunExitCode). It prints the error (if any) on stderr.
+// ExitCode decides leasewrap's exit status from the error a verb returned
+// and prints that error (if any) on stderr.
 func ExitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
@@ -120,10 +113,8 @@ func ExitCode(err error, stderr io.Writer) int {
 	return ExitInternal
 }
 
-// UsageCode is the exit status of a command line kong could not parse: the
-// admin verbs' contract says 2 (a verb of a kind that is not a RunVerb),
-// everything else follows sysexits (64): run verbs, and a command line
-// that names no verb.
+// UsageCode is the exit status of a command line kong could not parse: 2
+// for an admin verb (its contract), 64 (sysexits) for everything else.
 func UsageCode(kctx *kong.Context) int {
 	if kctx == nil || runVerb(kctx) != nil {
 		return ExitUsage
@@ -134,16 +125,9 @@ func UsageCode(kctx *kong.Context) int {
 	return ExitUsage
 }
 
-// finalSink is where ExitCode writes its final line about err (format
-// resolved, attrs the verb's kind and key). A routine skip — the lease is
-// held by another, or --wait ran out, whatever --conflict-exit-code is — is
-// the lock doing its job, not a failure: its line is INFO, as "acquired"
-// and "replayed" are, so a journal's error view and --log-level warn and
-// error stay clear of it; the exit code (75) and --metrics-file carry it to
-// scripts and alerts, and a waiter that keeps failing logs whom it waits
-// for. Under -q a skip prints nothing, and a lost lease only the
-// supervisor's own "lease lost" line. Everything else is an ERROR line:
-// usage, internal and exec errors need a person.
+// finalSink is where ExitCode writes its line about err: a skip (held, --wait
+// ran out) is the lock doing its job, an INFO line; under -q a skip or a loss
+// prints nothing. Anything else is an ERROR line.
 func finalSink(g *Globals, err error, format string, stderr io.Writer, attrs ...slog.Attr) io.Writer {
 	if err != nil && isSkip(err) {
 		if g.Quiet {

@@ -5,11 +5,8 @@ import (
 	"github.com/leasewrap/leasewrap/supervisor"
 )
 
-// TrimWhenStarted makes a sidecar that holds a lease for a long time (the
-// etcd and kube kinds) keep less resident: once the command runs and the
-// process settles into renewing, the free heap is returned and the
-// start-up's mappings of the executable are dropped (memtrim.Idle). It
-// chains cfg.OnEvent. The local kinds' short runs do not pay for it.
+// TrimWhenStarted chains cfg.OnEvent so that a long-lived sidecar (etcd,
+// kube) trims its memory once the command runs (memtrim.Idle).
 func TrimWhenStarted(cfg *supervisor.Config) {
 	prev := cfg.OnEvent
 	cfg.OnEvent = func(ev supervisor.Event) {

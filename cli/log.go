@@ -32,9 +32,7 @@ func (c *Globals) level() slog.Level {
 		level = slog.LevelError
 	}
 	if c.Quiet && level < slog.LevelError {
-		// A crontab line: silent unless a person is needed. Warnings (a
-		// job's stragglers stopped, a relative root) are not worth a mail;
-		// the loss of a lease and failures are errors.
+		// A crontab line: silent unless a person is needed (cron mails output).
 		level = slog.LevelError
 	}
 	return level
@@ -53,9 +51,8 @@ func newHandler(format string, w io.Writer, level slog.Leveler) slog.Handler {
 	}
 }
 
-// jsonSeconds writes every duration in JSON as seconds, a number (slog
-// would write nanoseconds): "ttl":120, "latency":0.0042. Text lines keep
-// Go's spelling (ttl=2m0s). One rule for leasewrap and leasewrap-etcd.
+// jsonSeconds writes every duration in JSON as a number of seconds
+// ("ttl":120) instead of slog's nanoseconds; text keeps Go's spelling.
 func jsonSeconds(_ []string, a slog.Attr) slog.Attr {
 	if a.Value.Kind() == slog.KindDuration {
 		a.Value = slog.Float64Value(a.Value.Duration().Seconds())
@@ -63,8 +60,7 @@ func jsonSeconds(_ []string, a slog.Attr) slog.Attr {
 	return a
 }
 
-// resolveFormat turns --log-format auto into tint on a terminal and text
-// otherwise.
+// resolveFormat turns --log-format auto into tint on a terminal, else text.
 func resolveFormat(format string, w io.Writer) string {
 	if format != "auto" && format != "" {
 		return format
@@ -80,9 +76,8 @@ func isTerminal(f *os.File) bool {
 	return err == nil
 }
 
-// LogFormat is the log format args ask for (the last --log-format before
-// "--"), else the environment's (LEASEWRAP_LOG_FORMAT), for the lines
-// written before or instead of a parse.
+// LogFormat is the last --log-format before "--" in args, else
+// LEASEWRAP_LOG_FORMAT, for lines written before or instead of a parse.
 func LogFormat(args []string, getenv func(string) string) string {
 	if f := ScanArgs(args).LogFormat; f != "" {
 		return f
@@ -90,17 +85,13 @@ func LogFormat(args []string, getenv func(string) string) string {
 	return getenv("LEASEWRAP_LOG_FORMAT")
 }
 
-// ErrorSink is where leasewrap's own error lines go ("leasewrap: …" from
-// ExitCode and from a failed parse). Each line becomes one record at level
-// ERROR in the log format, like every other line leasewrap writes: with a
-// timestamp and level in text mode, one JSON object in JSON mode, without
-// the "leasewrap: " prefix, and with attrs (the kind and key, when known).
+// ErrorSink is where leasewrap's own "leasewrap: …" error lines go: each
+// becomes one ERROR record in the log format, without the prefix, with attrs.
 func ErrorSink(format string, stderr io.Writer, attrs ...slog.Attr) io.Writer {
 	return lineSink(slog.LevelError, newHandler(resolveFormat(format, stderr), stderr, slog.LevelError), attrs)
 }
 
-// lineSink makes each complete line written to it one record at level
-// through h, with attrs.
+// lineSink makes each line written to it one record at level through h.
 func lineSink(level slog.Level, h slog.Handler, attrs []slog.Attr) io.Writer {
 	if len(attrs) > 0 {
 		h = h.WithAttrs(attrs)

@@ -25,11 +25,9 @@ type IO struct {
 // exitNow carries kong's own exit (after --help, --version) out of Parse.
 type exitNow int
 
-// Main parses args against model (a kong command tree whose global flags
-// are g), configures logging once, runs the chosen verb and returns the
-// process's exit status (ExitCode). Verbs may ask for a context.Context,
-// the *slog.Logger and IO. leasewrap's own error lines follow --log-format
-// (JSON lines in JSON mode), also when the command line itself is refused.
+// Main parses args against model (a kong tree whose global flags are g),
+// configures logging once, runs the chosen verb and returns the exit status
+// (ExitCode). Verbs may ask for a context.Context, the *slog.Logger and IO;
 // opts are given to kong.New after Main's own.
 func Main(model any, g *Globals, description, version string, args []string, stdout, stderr io.Writer, opts ...kong.Option) int {
 	format := LogFormat(args, os.Getenv)
@@ -95,9 +93,8 @@ func Main(model any, g *Globals, description, version string, args []string, std
 			}
 			fmt.Fprintf(errOut, "leasewrap: %s\n", msg)
 			code = UsageCode(kctx)
-			// A run verb refused after its flags were read still counts
-			// in its --metrics-file (outcome error), unless that is the
-			// flag refused.
+			// A refused run verb still counts in its --metrics-file,
+			// unless that is the flag refused.
 			if !errors.Is(perr, errMetricsFile) {
 				finishRun(kctx, start, perr, code, newLogger(g, resolve(g.LogFormat), stderr))
 			}
@@ -119,13 +116,9 @@ func Main(model any, g *Globals, description, version string, args []string, std
 	return code
 }
 
-// Exec is the whole main of an executable whose command line is one kong
-// tree (leasewrap-etcd, leasewrap-kube): it serves the supervisor's helper
-// roles (supervisor.Gate never returns in an exec gate or a job guard),
-// prepares the standard streams (Streams: a write to a reader that has
-// gone fails with EPIPE) and exits with realMain's status for the
-// process's arguments and those streams. realMain is the executable's own, which
-// its tests call with other arguments and streams.
+// Exec is the whole main of a one-tree executable (leasewrap-etcd,
+// leasewrap-kube): it serves the supervisor's helper roles (supervisor.Gate),
+// prepares the streams (Streams) and exits with realMain's status.
 func Exec(realMain func(args []string, stdout, stderr io.Writer) int) {
 	supervisor.Gate()
 	args := HelpArgs(os.Args[1:]) // help KIND VERB is KIND VERB --help

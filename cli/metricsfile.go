@@ -23,10 +23,8 @@ const (
 	// maxMetricsFile bounds the previous textfile read back (MaxNames
 	// names take about a fifth of it).
 	maxMetricsFile = 1 << 20
-	// metricsFileMode is the mode of every textfile leasewrap writes,
-	// whatever the umask: readable by the collector (another user),
-	// writable by its owner only. A previous file writable by others is
-	// not carried over.
+	// metricsFileMode is every textfile's mode whatever the umask: the
+	// collector (another user) reads it, only its owner writes it.
 	metricsFileMode = 0o644
 	// metricsLockWait bounds the wait for another leasewrap's update of a
 	// file in the same directory (each takes milliseconds).
@@ -34,15 +32,11 @@ const (
 	metricsLockPoll = 2 * time.Millisecond
 )
 
-// writeMetricsFile updates the textfile at path with r. The read, the
-// update and the rename over path run under an exclusive flock(2) on path's
-// directory, so that leasewrap processes updating files there (one file
-// or several, of one lease or many) take turns and no count is lost. The
-// previous file is carried over only if leasewrap wrote it: a regular file
-// with one link, owned by this user, not writable by others, its first
-// line metrics.Marker; anything else at path is left exactly as it is.
-// The new file is written to a temp file in the same directory (a name not
-// ending in .prom), fsynced, renamed over path, and the directory fsynced.
+// writeMetricsFile updates the textfile at path with r, under an exclusive
+// flock(2) on its directory so that no count is lost. The previous file is
+// carried over only if leasewrap wrote it (readOwnTextfile, first line
+// metrics.Marker); anything else is left as it is. The new file is a temp
+// (not *.prom) fsynced and renamed over path, then the directory fsynced.
 func writeMetricsFile(path string, r metrics.Run) error {
 	dir, base := filepath.Split(path)
 	if dir == "" {
@@ -101,8 +95,7 @@ func writeMetricsFile(path string, r metrics.Run) error {
 	return nil
 }
 
-// metricsDirError says what is wrong with the directory of a
-// --metrics-file.
+// metricsDirError says what is wrong with a --metrics-file's directory.
 func metricsDirError(path, dir string, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -115,11 +108,9 @@ func metricsDirError(path, dir string, err error) error {
 	return fmt.Errorf("--metrics-file %s: %w", path, err)
 }
 
-// readOwnTextfile is the previous textfile name in the directory dirfd
-// (path names it in messages), nil if there is none, if leasewrap wrote
-// it: a regular file with one link, owned by this process's effective
-// uid, not writable by group or others. Anything else is an error that
-// says what is there; it is never read further, nor replaced.
+// readOwnTextfile reads the previous textfile name in dirfd (nil if none)
+// if leasewrap wrote it: a regular file, one link, owned by our euid, not
+// group- or other-writable. Anything else is an error and is never replaced.
 func readOwnTextfile(dirfd int, name, path string) ([]byte, error) {
 	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 	switch {

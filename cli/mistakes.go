@@ -43,9 +43,8 @@ func (f *RunFlags) BeforeApply(kctx *kong.Context) error {
 		f.line.afterDD = kctx.Args[i+1:]
 		f.line.dashDash = count(kctx.Args, "--")
 	}
-	// The values are parsed but not applied yet: look at the command's,
-	// so this mistake is reported before the verb's own Validate judges
-	// the command's first word as its key.
+	// Values are parsed but not applied yet: report this before the verb's
+	// Validate judges the command's first word as its key.
 	if n != nil {
 		for _, p := range n.Positional {
 			if p.Name == "command" {
@@ -72,10 +71,8 @@ func (l verbLine) example() string {
 	return "leasewrap " + v + " " + k
 }
 
-// missingKey is the mistake of a command line whose "--" came before the
-// verb's key: kong then takes the command's first word as the key (the
-// "--" is consumed by it) and the rest as the command, which would run
-// the wrong program. Check calls it first, before the command is looked at.
+// missingKey is the mistake of a "--" before the verb's key: kong would
+// take the command's first word as the key and run the wrong program.
 func (l verbLine) missingKey(command []string) error {
 	// kong leaves the "--" in the command when the command is next; it
 	// consumes it when a key is still missing.

@@ -29,9 +29,8 @@ type ObserveFlags struct {
 // errMetricsFile marks a malformed --metrics-file or --metrics-name.
 var errMetricsFile = errors.New("metrics flags refused")
 
-// check refuses a malformed --metrics-file, --metrics-name or --listen
-// (64). What a well-formed --metrics-file finds on disk is not checked
-// here: it is met after the run, and never costs the job its run.
+// check refuses a malformed --metrics-file, --metrics-name or --listen (64);
+// what is on disk is met after the run and never costs the job its run.
 func (f *ObserveFlags) check() error {
 	if f.MetricsFile != "" {
 		if err := checkMetricsPath(f.MetricsFile); err != nil {
@@ -87,24 +86,18 @@ func (f *RunFlags) metricsName() string {
 	return name
 }
 
-// RunVerb is a run verb: a command that runs a job under a lease. Every
-// run verb embeds RunFlags, which satisfies it; Main tells run verbs from
-// admin verbs by this type (their exit codes and --metrics-file), never by
-// a verb's name.
+// RunVerb is a verb that runs a job under a lease (it embeds RunFlags);
+// Main tells run verbs from admin verbs by this type, never by name.
 type RunVerb interface{ runFlags() *RunFlags }
 
 func (f *RunFlags) runFlags() *RunFlags { return f }
 
-// LeaseNamer is an optional interface of a run verb: the kind and key of
-// its lease before it is built, for the error line of a command line
-// refused before its Locker exists. Once the Locker exists, its own Kind
-// and Key are used (Report).
+// LeaseNamer is an optional interface of a run verb: its lease's kind and
+// key before the Locker exists, for the error line.
 type LeaseNamer interface{ LeaseName() (kind, key string) }
 
-// Report is what a run verb's Supervise returns to Main: the verb's
-// return (Err: an *ExitError with the run's status, or the failure; it
-// unwraps to it) and what the run was, for the --metrics-file and the
-// error line.
+// Report is what a run verb's Supervise returns to Main: Err (an
+// *ExitError or the failure; it unwraps to it) and what the run was.
 type Report struct {
 	Err       error
 	Kind, Key string             // the Locker's
@@ -188,9 +181,8 @@ func (f *ObserveFlags) serve(ctx context.Context, cfg supervisor.Config, live *m
 	return res, err
 }
 
-// onEvent feeds the run's metrics from the supervisor's events. It is
-// called synchronously from the supervisor's goroutines and never blocks:
-// a few assignments under mutexes that nothing holds for longer.
+// onEvent feeds the run's metrics from the supervisor's events; it is
+// called from the supervisor's goroutines and never blocks.
 func (o *observer) onEvent(ev supervisor.Event) {
 	if ev.Type == supervisor.EventAcquired {
 		o.mu.Lock()
@@ -216,10 +208,8 @@ func (o *observer) onEvent(ev supervisor.Event) {
 	}
 }
 
-// metricsOutcome sorts what a run came to into the textfile's run
-// outcomes and skip reasons (exactly one of the two is set). res is nil
-// when the run failed (an error: usage, a command that cannot run, I/O, a
-// refused record, a lease that could not be settled).
+// metricsOutcome sorts a run into the textfile's outcome or skip reason
+// (exactly one is set); res is nil when the run failed with an error.
 func metricsOutcome(res *supervisor.Result) (outcome, skip string) {
 	if res == nil {
 		return metrics.OutcomeError, ""
@@ -247,11 +237,8 @@ func metricsOutcome(res *supervisor.Result) (outcome, skip string) {
 	return metrics.OutcomeError, "" // a failed pre-step: the command never ran
 }
 
-// finishRun updates the --metrics-file of the run verb kctx ran, if it is
-// one and asked for it: err is what the verb returned (a *Report once its
-// lease was built), code the exit status, start when it began. A problem
-// with the file is one ERROR line (shown under -q too); the run's exit
-// status stands.
+// finishRun updates the --metrics-file of the run verb kctx ran, if any. A
+// problem with the file is one ERROR line (also under -q); the exit status stands.
 func finishRun(kctx *kong.Context, start time.Time, err error, code int, logger *slog.Logger) {
 	rv := runVerb(kctx)
 	if rv == nil {
@@ -298,9 +285,8 @@ func runVerb(kctx *kong.Context) RunVerb {
 	return rv
 }
 
-// errorAttrs are the kind and key for leasewrap's own error line about
-// err: the Locker's (a *Report), else what a run verb names before its
-// lease is built (LeaseNamer), else none.
+// errorAttrs are the kind and key for the error line about err: the
+// Locker's (a *Report), else the LeaseNamer's, else none.
 func errorAttrs(kctx *kong.Context, err error) []slog.Attr {
 	var kind, key string
 	var rep *Report

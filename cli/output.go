@@ -6,10 +6,8 @@ import (
 	"io"
 )
 
-// outputWriter is a verb's standard output; it remembers the first write
-// that failed (a closed pipe: `leasewrap claim list | true`, a full disk),
-// so the answer that was not delivered is reported in the verb's own
-// contract whatever the verb did with the error.
+// outputWriter is a verb's standard output; it remembers the first failed
+// write (closed pipe, full disk) so the verb's contract can report it.
 type outputWriter struct {
 	w   io.Writer
 	err error
@@ -24,13 +22,8 @@ func (o *outputWriter) Write(p []byte) (int, error) {
 }
 
 // outputFailed is the outcome of an admin verb whose answer could not be
-// written: AdminError (2), the contract's "error", not an internal error
-// (70). What the verb did (a release, an acquire) stands; the message says
-// so. Run verbs write nothing to standard output: it is the child's.
-//
-// A usage error an admin verb finds itself (a file a flag names that
-// cannot be read) is 2 as well, as kong's parse errors for admin verbs
-// are (UsageCode): the admin contract has no 64.
+// written: AdminError (2), not 70; what the verb did stands. An admin verb's
+// own usage error is 2 as well: the admin contract has no 64.
 func outputFailed(err error, isAdmin bool, out *outputWriter) error {
 	if !isAdmin {
 		return err

@@ -9,10 +9,8 @@ import (
 	"syscall"
 )
 
-// explainPermission adds to an error that is a permission refused on a
-// path which file or directory refused it, to whom, and what to do: the
-// system's "permission denied" names neither. Other errors are returned
-// as they are.
+// explainPermission adds to a permission error on a path which file or
+// directory refused it, to whom, and what to do; other errors pass as is.
 func explainPermission(err error) error {
 	var pe *fs.PathError
 	if err == nil || !errors.As(err, &pe) || !errors.Is(pe.Err, fs.ErrPermission) {

@@ -51,13 +51,9 @@ const MinRenewEvery = 100 * time.Millisecond
 // most a TTL's default grace grows to.
 const MaxDefaultKillGrace = 10 * time.Second
 
-// DefaultKillGrace is the kill grace when --kill-grace is not given: a
-// third of the TTL, at most 10 s; 10 s for a lease without TTL (ttl 0).
-// With the default renewal period (also a third of the TTL) and the
-// fence's margin (max(1 s, TTL/20)), the fence then falls a third of the
-// TTL less the margin after the renewal that is due: room for retries
-// wherever the TTL is over 3 s, so every TTL a kind takes works with the
-// defaults from 4 s on.
+// DefaultKillGrace is the default --kill-grace: a third of the TTL, at most
+// 10 s (10 s without TTL). With the default renewal period and fence
+// margin this leaves room for retries, so every TTL from 4 s works.
 func DefaultKillGrace(ttl time.Duration) time.Duration {
 	if ttl <= 0 {
 		return MaxDefaultKillGrace
@@ -65,10 +61,8 @@ func DefaultKillGrace(ttl time.Duration) time.Duration {
 	return min(MaxDefaultKillGrace, (ttl / 3).Truncate(time.Millisecond))
 }
 
-// Check checks the shared flags; ttl is the lease's TTL if known. It gives
-// --kill-grace its default for ttl when the flag was not given
-// (DefaultKillGrace). (Not named Validate: kong would call that itself,
-// without the TTL.)
+// Check checks the shared flags against ttl and defaults --kill-grace.
+// (Not Validate: kong would call that without the TTL.)
 func (f *RunFlags) Check(ttl time.Duration) error {
 	if err := f.line.missingKey(f.Command); err != nil {
 		return err
@@ -156,14 +150,10 @@ func (f *RunFlags) exitCode(res supervisor.Result, err error) int {
 }
 
 // Supervise runs cfg's command under its lease and returns a *Report to
-// Main: the run's outcome as the status Main exits with (RunExitCode), or
-// the failure, and what the run was (the Locker's kind and key, when it
-// acquired, its Result) for --metrics-file.
+// Main: the outcome (RunExitCode) or failure, and what the run was.
 func (f *RunFlags) Supervise(ctx context.Context, cfg supervisor.Config) error {
 	rep := &Report{Kind: cfg.Locker.Kind(), Key: cfg.Locker.Key()}
-	// supervisor.Run refuses a command that cannot run before anything is
-	// acquired, with env(1)'s codes (127 not found, 126 not executable); a
-	// file without #! runs through /bin/sh, as execvp does.
+	// A command that cannot run is refused before acquiring (127/126, as env(1)).
 	res, err := f.ObserveFlags.run(ctx, cfg, rep) // supervisor.Run, with --listen beside it
 	if err != nil {
 		rep.Err = err
@@ -174,9 +164,8 @@ func (f *RunFlags) Supervise(ctx context.Context, cfg supervisor.Config) error {
 	return rep
 }
 
-// Outcome is a run's Result as the verb's return: an *ExitError with the
-// status RunExitCode decides and, when the command did not run to its own
-// end, the reason printed on stderr. A replay is logged, not printed.
+// Outcome is a run's Result as the verb's return: an *ExitError with
+// RunExitCode's status and, if the command did not run to its end, the reason.
 func Outcome(res supervisor.Result, conflictCode int, logger *slog.Logger) error {
 	code := RunExitCode(res, conflictCode)
 	var replay *lease.ReplayError
@@ -197,10 +186,8 @@ func Outcome(res supervisor.Result, conflictCode int, logger *slog.Logger) error
 // wrappers never re-acquire each other's lease as "the same holder".
 func DefaultHolder() string { return defaultHolder(rand.Read) }
 
-// defaultHolder is DefaultHolder with its random source. Should that fail,
-// the suffix is the wall clock's nanoseconds instead: it still tells this
-// invocation from an earlier one with the same host and pid, which is all
-// the suffix is for (a holder is not a secret).
+// defaultHolder is DefaultHolder with its random source; if that fails the
+// suffix is the clock's nanoseconds (a holder is not a secret).
 func defaultHolder(read func([]byte) (int, error)) string {
 	host, err := os.Hostname()
 	if err != nil || host == "" {

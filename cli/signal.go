@@ -9,11 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ParseStopSignal reads a --stop-signal value: a signal name with or
-// without its SIG prefix, in any case (TERM, SIGQUIT, int, usr1), or a
-// number from 1 to 64. SIGKILL and SIGSTOP are
-// refused: a job cannot handle them, and SIGKILL follows after the kill
-// grace anyway. "" is SIGTERM.
+// ParseStopSignal reads a --stop-signal value: a name with or without SIG
+// in any case, or 1 to 64; "" is SIGTERM. SIGKILL and SIGSTOP are refused:
+// a job cannot handle them.
 func ParseStopSignal(s string) (syscall.Signal, error) {
 	if s == "" {
 		return syscall.SIGTERM, nil

@@ -7,16 +7,14 @@ import (
 	"github.com/alecthomas/kong"
 )
 
-// Slots is --slots N: how many holders a run verb's lease admits at once.
-// The command line takes a whole number from 1; the zero value (a
-// RunFlags built in Go without it) means 1, one holder.
+// Slots is --slots N: how many holders a run verb's lease admits at once;
+// the zero value means 1.
 type Slots int
 
 // N is the number of slots, at least 1.
 func (s Slots) N() int { return max(int(s), 1) }
 
-// Decode implements kong.MapperValue: --slots 0 or a negative number is
-// usage (64).
+// Decode implements kong.MapperValue: --slots below 1 is usage (64).
 func (s *Slots) Decode(ctx *kong.DecodeContext) error {
 	var v string
 	if err := ctx.Scan.PopValueInto("slots", &v); err != nil {

@@ -9,12 +9,9 @@ import (
 )
 
 // Suggest is the command line a user most likely meant when kong refused
-// args with an unknown flag or an unexpected argument, or "" when there is
-// no single such line: the verb left out where the kind has a run verb
-// (`leasewrap flock PATH -- CMD`, flock(1)'s order `leasewrap flock -n
-// PATH CMD`), a verb's flag given before the verb, a mistyped flag name,
-// and the command not after "--". It only moves, inserts and corrects
-// words; it gives up on any word it cannot place.
+// args (verb left out, flock(1)'s order, a flag before its verb, a mistyped
+// flag, no "--"), or "" when there is no single such line. It only moves,
+// inserts and corrects words.
 func Suggest(root *kong.Node, args []string) string {
 	end := slices.Index(args, "--")
 	if end < 0 {
@@ -231,11 +228,10 @@ func ShellQuote(w string) string {
 	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 }
 
-// CommandAt reads args as kong would for the verb named in them (run when
-// the verb is left out) of a kind in root: the verb's keys, and the index
-// of the first word of its command (len(args) when there is none). A flag
-// the verb does not know takes no value, unless it is one of valued. -1
-// when args name no such kind and verb.
+// CommandAt reads args as kong would for their kind's verb (run if left
+// out): the verb's keys and the index of the command's first word
+// (len(args) if none, -1 if args name no such verb). An unknown flag takes
+// no value unless it is one of valued.
 func CommandAt(root *kong.Node, args []string, valued ...string) (keys []string, at int) {
 	end := slices.Index(args, "--")
 	if end < 0 {

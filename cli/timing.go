@@ -78,11 +78,8 @@ func below(limit time.Duration) time.Duration {
 // maxTTLSearch bounds the search for a TTL to suggest.
 const maxTTLSearch = 100_000
 
-// timingError explains a timing rule that the lease's TTL breaks with the
-// flags as given (the supervisor's own message names the rule, not the
-// flags) and suggests only fixes that hold: each value it names is
-// accepted with the other flags as they are. A default is named as one,
-// never as a value the user gave.
+// timingError explains a timing rule the TTL breaks in terms of the flags,
+// suggesting only values that would be accepted with the other flags as given.
 func (f *RunFlags) timingError(ttl time.Duration, err error) error {
 	t := f.timing(ttl)
 	grace := shown("--kill-grace", t.grace, t.graceGiven, "a third of --ttl, at most 10s")

@@ -6,35 +6,24 @@ import (
 	"strings"
 )
 
-// commit is stamped by make (-X github.com/leasewrap/leasewrap/cli.commit=…,
-// from packaging/version.sh commit): the full commit hash, "+dirty" when the
-// tree had uncommitted changes. A workspace build (go.work) records no VCS
-// information of its own.
+// commit is stamped by make (-X …/cli.commit=, packaging/version.sh): the
+// full commit hash, with "+dirty" for uncommitted changes.
 var commit string
 
 // BuildVersion is what an executable knows about its own build: the
 // semantic version, the commit and the Go toolchain.
 type BuildVersion struct {
-	// Version is a semantic version: a release tag (v1.2.0), Go's
-	// pseudo-version of an untagged commit
-	// (v0.0.0-20261202003328-a2af168abcde), or "(devel)" when neither
-	// make nor the go command recorded one.
+	// Version is a release tag, a Go pseudo-version, or "(devel)".
 	Version string
-	// Commit is the full commit hash with "+dirty" when the tree had
-	// uncommitted changes; empty when the build did not record it (go
-	// install pkg@version builds from a module zip, whose version alone
-	// names the source).
+	// Commit is the full commit hash (+dirty); empty when not recorded,
+	// as in go install pkg@version.
 	Commit string
 	// Go is the toolchain (go1.26.8) and the target (linux/amd64).
 	Go string
 }
 
-// ReadVersion combines what make stamped into the executable
-// (-X main.version=…, see packaging/version.sh) with what the go command
-// recorded itself (debug.ReadBuildInfo: the module's version, and
-// vcs.revision and vcs.modified when built in a git checkout), so that a
-// build by make, by go build in a checkout, or by go install pkg@version
-// each says something true.
+// ReadVersion combines what make stamped with debug.ReadBuildInfo, so that
+// a build by make, go build or go install pkg@version each says something true.
 func ReadVersion(stamped string) BuildVersion {
 	v := BuildVersion{Version: stamped, Go: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH}
 	bi, ok := debug.ReadBuildInfo()
@@ -64,9 +53,7 @@ func ReadVersion(stamped string) BuildVersion {
 		rev, modified = commit, false
 	}
 	if rev == "" {
-		// Make stamps a version that carries the commit: a pseudo-version
-		// (…-yyyymmddhhmmss-abcdefabcdef[+dirty]) names it, and a release
-		// tag names one commit too.
+		// A pseudo-version or a release tag already names the commit.
 		if i := strings.LastIndexByte(strings.TrimSuffix(v.Version, "+dirty"), '-'); i >= 0 && isHex(strings.TrimSuffix(v.Version, "+dirty")[i+1:]) {
 			rev = strings.TrimSuffix(v.Version, "+dirty")[i+1:]
 			modified = strings.HasSuffix(v.Version, "+dirty")
@@ -118,9 +105,8 @@ func (v BuildVersion) Release() (string, bool) {
 	return s, true
 }
 
-// VersionLine is the text for kong's --version flag: name's version line
-// when args ask for it, and "" otherwise, so that a run never pays for
-// reading the build information.
+// VersionLine is kong's --version text when args ask for it, else "", so
+// a run never pays for reading the build information.
 func VersionLine(name, stamped string, args []string) string {
 	if !ScanArgs(args).Version {
 		return ""

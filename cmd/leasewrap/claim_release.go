@@ -9,10 +9,8 @@ import (
 	"github.com/leasewrap/leasewrap/lease/claim"
 )
 
-// claimReleaseCmd releases a claim with the protocol's non-strict
-// semantics: only --holder's claim is removed; a missing claim, another
-// holder's claim and a corrupted file are left as they are, and all of
-// them exit 0.
+// claimReleaseCmd releases only --holder's claim (the protocol's non-strict
+// release): a missing, foreign or corrupted claim is left as is, exit 0.
 type claimReleaseCmd struct {
 	Key    string `arg:"" help:"Claim key."`
 	Holder string `required:"" help:"Release only if this holder holds the claim."`

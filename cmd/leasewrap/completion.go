@@ -14,10 +14,8 @@ import (
 	"github.com/leasewrap/leasewrap/internal/kongdoc"
 )
 
-// The command lines of the sibling executables, as they describe them
-// (their TestModelDescription writes these files; it fails when one is
-// stale), so that leasewrap's completions and man pages have their kinds'
-// flags too.
+// The sibling executables' command lines as they describe them (written by
+// their TestModelDescription), for leasewrap's completions and man pages.
 var (
 	//go:embed siblings/leasewrap-etcd.json
 	etcdModel []byte
@@ -102,9 +100,8 @@ func (c *gendocsCmd) Run(out cli.IO) error {
 	return nil
 }
 
-// describeLeasewrap is leasewrap's whole command line as data: the tree --help
-// shows, with the sibling executables' kinds grafted in from their own
-// descriptions.
+// describeLeasewrap is leasewrap's whole command line as data, with the
+// siblings' kinds grafted in.
 func describeLeasewrap() (*kongdoc.Node, error) {
 	k, err := kong.New(&tree{}, append(treeCommands(),
 		kong.Name("leasewrap"), kong.Description(description), kong.Vars{"version": version},

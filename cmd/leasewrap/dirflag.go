@@ -7,11 +7,8 @@ import (
 	"os"
 )
 
-// checkDirFlag refuses a directory flag (or the variable standing in for
-// it) that names something other than a directory: a bad flag, reported
-// by the caller as usage before anything is attempted (it was an I/O error, 70, from
-// the first mkdir under it). A path that does not exist yet is fine: it
-// is created.
+// checkDirFlag refuses a directory flag (or its variable) that names
+// something other than a directory, as usage; a missing path is created later.
 func checkDirFlag(flag, path string) error {
 	if path == "" {
 		return nil

@@ -10,22 +10,16 @@ import (
 	"github.com/leasewrap/leasewrap/cli"
 )
 
-// sibling is an executable that serves some kinds in leasewrap's place,
-// git-style: `leasewrap KIND …` execs it in place (same pid, same
-// arguments, same environment). A kind whose client is heavy (gRPC,
-// protobuf, client-go) lives in its own executable, so that its package
-// inits never slow the local kinds' start-up. The table of kinds (kinds.go)
-// says which kinds a sibling serves.
+// sibling is an executable that serves some kinds git-style: `leasewrap
+// KIND …` execs it in place. Heavy clients (gRPC, client-go) live there so
+// their inits never slow the local kinds' start-up.
 type sibling struct {
 	exe     string // the executable's name, beside leasewrap or in PATH
 	install string // how to install it from a checkout, for the error when it is missing
 }
 
-// installHint says how to install s, for the error when it is missing:
-// every way named is a command that works. A release names the sibling of
-// the same release (the packages and tarballs carry all three
-// executables; the siblings' modules are tagged with the root's version,
-// docs/RELEASING.md); any other build was made from a checkout.
+// installHint says how to install a missing s: a release names the
+// sibling of the same release (docs/RELEASING.md), other builds a checkout.
 func installHint(s *sibling) string {
 	v, ok := cli.ReadVersion(version).Release()
 	if !ok {
@@ -35,9 +29,8 @@ func installHint(s *sibling) string {
 	return fmt.Sprintf("the leasewrap packages and release tarballs carry it; or go install github.com/leasewrap/leasewrap/%s/cmd/%s@%s", kind, s.exe, v)
 }
 
-// dispatch replaces this process with the sibling that serves args' kind,
-// if one does. It returns false when leasewrap serves the kind itself, and
-// an error only when the exec failed.
+// dispatch execs the sibling that serves args' kind, if any: false when
+// leasewrap serves it itself, an error only when the exec failed.
 func dispatch(args []string) (bool, error) {
 	kind := cli.ScanArgs(args).Kind()
 	k := kindNamed(kind)

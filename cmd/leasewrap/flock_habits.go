@@ -12,11 +12,9 @@ import (
 	"github.com/leasewrap/leasewrap/cli"
 )
 
-// flockHabits are flock(1)'s own flags on flock run, with flock(1)'s
-// meaning, so that `flock -n -E 0 PATH` habits carry over: each is mapped
-// onto the run flags (apply). flock(1)'s flags whose meaning leasewrap
-// cannot keep are not kong flags: flockRefusals refuses them first, with
-// what to write instead.
+// flockHabits are flock(1)'s flags on flock run with flock(1)'s meaning,
+// mapped onto the run flags (apply); those leasewrap cannot honour are
+// refused by flockRefusals.
 type flockHabits struct {
 	Exclusive bool   `short:"x" help:"flock(1)'s -x: exclusive, the default."`
 	NonBlock  bool   `short:"n" name:"nonblock" help:"flock(1)'s -n: try once, the default."`
@@ -24,11 +22,9 @@ type flockHabits struct {
 	ExitCode  string `short:"E" name:"conflict-exit" placeholder:"CODE" help:"flock(1)'s -E: --conflict-exit-code."`
 }
 
-// flockRefusals refuses, before anything parses the command line,
-// flock(1)'s flags whose meaning flock run cannot keep, saying what to
-// write instead (the table of kinds calls it for every flock verb). Only
-// flock run's own words are looked at: a -c after the command's first word
-// is the command's (`leasewrap flock run PATH sh -c CMD`), as in flock(1).
+// flockRefusals refuses, before parsing, flock(1)'s flags flock run cannot
+// honour, saying what to write instead. A -c after the command's first word
+// is the command's, as in flock(1).
 func flockRefusals(verb string, args []string) error {
 	var path string
 	commandAt := -1

@@ -94,10 +94,8 @@ func (c *flockRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 	return c.Supervise(ctx, c.Config(l, logger))
 }
 
-// lockFileAccess refuses, before anything is acquired, a lock file this
-// user may neither open nor create, as the *fs.PathError that cli.ExitCode
-// explains (the directory, its owner, what to do); the lease's own open
-// would report a bare "permission denied". Exit 70, as any I/O error.
+// lockFileAccess refuses, before acquiring, a lock file this user may
+// neither open nor create, as an *fs.PathError cli.ExitCode explains (70).
 func lockFileAccess(path string) error {
 	op, target, mode := "open lock file", path, uint32(unix.R_OK)
 	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
@@ -109,9 +107,8 @@ func lockFileAccess(path string) error {
 	return nil
 }
 
-// flockSlotPath is slot i's lock file: PATH itself for slot 0 (so that
-// flock(1) on PATH is slot 0's holder, and --slots 1 is PATH alone), PATH.i
-// for the others.
+// flockSlotPath is slot i's lock file: PATH for slot 0 (so flock(1) on PATH
+// holds slot 0), PATH.i for the others.
 func flockSlotPath(path string, i int) string {
 	if i == 0 {
 		return path

@@ -10,9 +10,8 @@ import (
 	"github.com/leasewrap/leasewrap/cli"
 )
 
-// kind is one row of the table of kinds: a first word of leasewrap's
-// command line, its one-line help, and its verbs — leasewrap's own, or
-// help-only stubs of the verbs a sibling executable serves.
+// kind is one row of the table of kinds: a first word, its help, and its
+// verbs (leasewrap's own, or help-only stubs of a sibling's).
 type kind struct {
 	name  string // leasewrap NAME VERB …
 	help  string // one line: --help's command list, the man pages
@@ -26,9 +25,8 @@ type kind struct {
 	// verbs are the one-verb models of leasewrap's own verbs, by verb
 	// (model.go); a verb missing here is parsed with the whole tree.
 	verbs map[string]func() (any, *cli.Globals)
-	// refuse, when set, sees the arguments of a command line of this kind
-	// (and its verb) before anything parses them: for foreign flags that
-	// are refused with what to write instead, without a kong flag each.
+	// refuse, when set, sees the kind's arguments before parsing, to refuse
+	// foreign flags with what to write instead.
 	refuse func(verb string, args []string) error
 }
 
@@ -47,11 +45,8 @@ var (
 	pgExe   = &sibling{"leasewrap-pg", "in a checkout of leasewrap, make build builds it into bin/, or go install ./pg/cmd/leasewrap-pg"}
 )
 
-// kinds is the one table of leasewrap's kinds, in the order --help lists
-// them. The command trees (model.go), the dispatch to
-// sibling executables (dispatch.go), --help's command list and the man
-// pages and completions (internal/kongdoc, gendocs_test.go) all come from
-// it: adding a kind is one row here.
+// kinds is the one table of leasewrap's kinds, in --help's order: the
+// command trees, dispatch, help, man pages and completions come from it.
 var kinds = []kind{
 	{name: "flock", group: groupLocal, cmd: func() any { return &flockCmd{} }, verbs: flockVerbs, refuse: flockRefusals,
 		help: "A flock(2) on a file, the lock flock(1) takes: the simplest kind, one host."},
@@ -99,11 +94,8 @@ func treeCommands() []kong.Option {
 		kong.DynamicCommand("gendocs", "Write the man pages and completion scripts into directories (for packages).", "", &gendocsCmd{}, "hidden:\"\""))
 }
 
-// The help-only stubs of the sibling executables' verbs: leasewrap lists
-// them in its help, and never parses them itself: main executes the
-// sibling for them before kong runs (dispatch), which parses and explains
-// them in full. TestSiblingStubsMatchTheSiblings checks them against each
-// sibling's own model.
+// Help-only stubs of the siblings' verbs: listed in help, never parsed
+// here (dispatch execs the sibling first).
 type (
 	etcdLockCmd struct {
 		Run     siblingVerbCmd `cmd:"" help:"Hold the lock NAME while running a command."`
@@ -132,9 +124,8 @@ type siblingVerbCmd struct {
 	Args []string `arg:"" optional:"" passthrough:"" help:"NAME or KEY, flags, and -- CMD [ARG…] for run (see leasewrap help KIND VERB)."`
 }
 
-// Run executes the sibling in place with leasewrap's arguments. It is
-// reached only when dispatch did not recognise the command line (it
-// returns only on failure).
+// Run execs the sibling in place, when dispatch did not recognise the
+// command line; it returns only on failure.
 func (c *siblingVerbCmd) Run() error {
 	if served, err := dispatch(os.Args[1:]); served {
 		return siblingExecError(err)

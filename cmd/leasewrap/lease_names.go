@@ -6,10 +6,8 @@ import (
 	"github.com/leasewrap/leasewrap/lease/session"
 )
 
-// The kind and key each run verb's lease will have (cli.LeaseNamer), for
-// the error line of a command line refused before the Locker is built;
-// afterwards the Locker's own Kind and Key are used.
-
+// LeaseName is the kind and key each run verb's lease will have
+// (cli.LeaseNamer), for error lines before the Locker exists.
 func (c *flockRunCmd) LeaseName() (string, string)   { return flock.Kind, c.Path }
 func (c *claimRunCmd) LeaseName() (string, string)   { return "claim", c.Key }
 func (c *reserveRunCmd) LeaseName() (string, string) { return reserve.Kind, c.Key }

@@ -1,8 +1,6 @@
-// Command leasewrap holds a lease for the command it wraps: it takes a
-// flock, claim, reservation or session lease, runs the child with the lease
-// described in its environment, keeps the lease alive while the child runs,
-// forwards signals, stops the child if the lease is lost, and settles the
-// lease when the child exits, exiting with the child's code.
+// Command leasewrap holds a lease (flock, claim, reservation, session) for
+// the command it wraps: it renews it while the child runs, forwards signals,
+// stops the child if the lease is lost and exits with the child's code.
 package main
 
 import (
@@ -15,9 +13,8 @@ import (
 	"github.com/leasewrap/leasewrap/supervisor"
 )
 
-// version is stamped by make (-X main.version=…, from
-// packaging/version.sh); cli.ReadVersion completes it, or stands in for
-// it, with what the go command recorded (go build, go install pkg@version).
+// version is stamped by make (packaging/version.sh); cli.ReadVersion
+// completes it with what the go command recorded.
 var version string
 
 const description = `Hold a lease for the command you wrap.
@@ -62,10 +59,8 @@ func main() {
 	args := cli.HelpArgs(os.Args[1:]) // leasewrap help KIND VERB is KIND VERB --help
 	stdout, stderr := cli.Streams(args)
 	if served, err := dispatch(args); served {
-		// lock and once live in leasewrap-etcd, kube in leasewrap-kube, so
-		// their clients' start-up never reaches the local kinds: the
-		// sibling was exec'd in place (the duplicates close on exec).
-		// Only a failed exec returns: 127 missing, 126 not executable.
+		// The sibling was exec'd in place; only a failed exec returns
+		// (127 missing, 126 not executable).
 		os.Exit(cli.ExitCode(siblingExecError(err), cli.ErrorSink(cli.LogFormat(args, os.Getenv), stderr)))
 	}
 	os.Exit(realMain(args, stdout, stderr))

@@ -6,9 +6,8 @@ import (
 	"github.com/leasewrap/leasewrap/cli"
 )
 
-// tree is the root of the whole command tree: the global flags. The kinds
-// come from the table of kinds (kinds.go), added as kong options
-// (treeCommands, kind.command).
+// tree is the root of the whole command tree: the global flags; the kinds
+// are added as kong options from the table of kinds.
 type tree struct {
 	cli.Globals `embed:""`
 }
@@ -18,19 +17,15 @@ type versionCLI struct {
 	cli.Globals `embed:""`
 }
 
-// helpless marks the models built only when args ask for no help
-// (--version alone, one verb): they never print the program's
-// description or any help string, so neither is given to kong (see
-// withoutHelp).
+// helpless marks the models built when args ask for no help: they never
+// print help, so kong gets none (withoutHelp).
 type helpless interface{ helpless() }
 
 func (*versionCLI) helpless() {}
 func (*oneVerb[T]) helpless() {}
 
-// withoutHelp empties the help of every command, flag and argument of a
-// helpless model, as a kong.PostBuild option: kong applies it before it
-// interpolates the help strings, which these models never print. kong's
-// errors name flags by name, placeholder, default and enum, which stay.
+// withoutHelp, a kong.PostBuild option, empties a helpless model's help
+// strings before kong interpolates them; what errors name stays.
 func withoutHelp(k *kong.Kong) error {
 	return kong.Visit(k.Model.Node, func(n kong.Visitable, next kong.Next) error {
 		switch n := n.(type) {
@@ -43,18 +38,11 @@ func withoutHelp(k *kong.Kong) error {
 	})
 }
 
-// model returns the command tree that parses args, the global flags inside
-// it (filled in by the parse) and the kong options that add its commands.
-// Building kong's model is most of leasewrap's own start-up, on every cron
-// run (bench/LOG.md has the figures), so a command line that runs a verb
-// or asks for --version gets a tree that holds only that:
-//
-//   - KIND VERB …   that verb alone, its help strings dropped (withoutHelp);
-//   - --version     the global flags only;
-//   - anything else, and any -h/--help, the whole tree.
-//
-// A verb's flags, arguments, validation and errors are the same in every
-// model (TestHelplessModelsRefuseLikeTheTree).
+// model returns the command tree that parses args, its global flags and the
+// kong options that add its commands. Building kong's model dominates
+// start-up (bench/LOG.md), so `KIND VERB` gets that verb alone without help,
+// --version the global flags only, and anything else (or --help) the whole
+// tree; a verb parses the same in every model.
 func model(args []string) (any, *cli.Globals, []kong.Option) {
 	a := cli.ScanArgs(args)
 	if !a.Help && len(a.Words) == 0 && a.Version {
@@ -72,8 +60,7 @@ func model(args []string) (any, *cli.Globals, []kong.Option) {
 }
 
 // oneVerb is the tree of a single verb: T is struct{ Kind struct{ Verb
-// verbCmd `cmd:""` } `cmd:""` }, a static type (reflect.StructOf would
-// cost more than it saves).
+// verbCmd `cmd:""` } `cmd:""` }, a static type.
 type oneVerb[T any] struct {
 	cli.Globals `embed:""`
 	Tree        T `embed:""`
@@ -84,9 +71,8 @@ func verb[T any]() (any, *cli.Globals) {
 	return c, &c.Globals
 }
 
-// The one-verb trees of each kind, by verb (the table of kinds points to
-// them). A verb missing here (a new one) is parsed with the whole tree:
-// correct, only slower.
+// The one-verb trees of each kind, by verb; a verb missing here is parsed
+// with the whole tree, only slower.
 var (
 	claimVerbs = map[string]func() (any, *cli.Globals){
 		"run": verb[struct {

@@ -6,9 +6,8 @@ import (
 	"path/filepath"
 )
 
-// warnRelative warns that the environment variable name, set to a relative
-// path, is resolved against the working directory, so that processes
-// started elsewhere use another what. Empty and absolute values are quiet.
+// warnRelative warns that the variable name holds a relative path, which
+// processes started elsewhere resolve to another what.
 func warnRelative(logger *slog.Logger, name, value, what string, attrs ...any) {
 	if value == "" || filepath.IsAbs(value) {
 		return

@@ -8,11 +8,8 @@ import (
 	"github.com/leasewrap/leasewrap/lease/reserve"
 )
 
-// reserveLookupCmd shows a key's reservation. It reads the record under the
-// key lock (creating the idempotency directory and lock file if needed, as
-// orchestratectl does) and changes nothing else. A record leasewrap cannot
-// read (corrupt, newer schema, symlink, unsafe run id) is exit 2 with a
-// message naming its path.
+// reserveLookupCmd shows a key's reservation, read under the key lock
+// (created if needed, as orchestratectl does); an unreadable record is exit 2.
 type reserveLookupCmd struct {
 	reserveKeyFlags
 }

@@ -8,12 +8,9 @@ import (
 	"github.com/leasewrap/leasewrap/lease/reserve"
 )
 
-// reserveReleaseCmd removes a key's reservation, only if it names --run-id
-// (legacy records included). It is how a person resolves a reservation
-// leasewrap refuses to decide on (legacy, unverifiable creator) once sure
-// no process still works on that run. It checks neither liveness nor
-// publication: releasing a published run's key makes the next run execute
-// again.
+// reserveReleaseCmd removes a key's reservation if it names --run-id
+// (legacy records included). It checks neither liveness nor publication:
+// releasing a published run's key makes the next run execute again.
 type reserveReleaseCmd struct {
 	reserveKeyFlags
 	RunID string `name:"run-id" required:"" help:"Release only if the record names this run id."`

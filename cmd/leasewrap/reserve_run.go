@@ -78,10 +78,7 @@ func (c *reserveRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 }
 
 // warnRelativeHome warns when the home came from a relative
-// $ORCHESTRATECTL_HOME or $HOME: it is resolved against the working
-// directory, so a cron job and a shell would use different homes (as claim
-// run warns for a relative FNO_CLAIMS_ROOT). --home is made absolute by
-// the flag parser.
+// $ORCHESTRATECTL_HOME or $HOME (--home is made absolute by kong).
 func warnRelativeHome(logger *slog.Logger, explicit string, getenv func(string) string, resolved string) {
 	if explicit != "" {
 		return

@@ -9,13 +9,9 @@ import (
 	"github.com/leasewrap/leasewrap/supervisor"
 )
 
-// newMigrationStep is the pre-step of `session run --migrate`: the
-// session's maintenance guard, under which the supervisor runs the
-// migration like any child (the coordinator inherited, signals forwarded
-// to its group, waited for). Its Handover turns the guard into the owner
-// registration without a gap once the migration succeeded; if the
-// migration fails or is interrupted, the guard is released and nothing is
-// registered.
+// newMigrationStep is `session run --migrate`'s pre-step: the migration runs
+// under the maintenance guard, which Handover turns into the owner
+// registration without a gap on success; otherwise it is released.
 func newMigrationStep(owner session.LockerConfig, holder, script string) (*supervisor.Step, error) {
 	ml, err := session.NewMaintenanceLocker(session.MaintenanceConfig{SessionID: owner.SessionID, Root: owner.Root, Holder: holder,
 		LockWait: owner.LockWait})

@@ -15,10 +15,8 @@ import (
 	"github.com/leasewrap/leasewrap/lease/session"
 )
 
-// sessionOwnersCmd lists every owner record of a session with its liveness.
-// It is read-only: it takes no lock, prunes nothing and creates nothing
-// (the liveness probe try-locks a record and releases it at once). A record
-// that cannot be read or decoded is listed with its error, never touched.
+// sessionOwnersCmd lists a session's owner records with their liveness,
+// read-only (the probe try-locks and releases); bad records show their error.
 type sessionOwnersCmd struct {
 	sessionFlags
 	JSON bool `name:"json" help:"Print a JSON array for scripts instead of a table."`
@@ -47,9 +45,7 @@ type sessionOwnerJSON struct {
 	LastSeenMs         *uint64 `json:"last_seen_ms"`
 	Path               string  `json:"path"`
 	Error              *string `json:"error"`
-	// Problem flags a decodable record that does not belong where it is:
-	// its file name is not TOKEN.json, or its session_id is another
-	// session's.
+	// Problem flags a record not named TOKEN.json or of another session.
 	Problem *string `json:"problem"`
 }
 
@@ -112,9 +108,7 @@ func writeOwnersTable(w io.Writer, sid session.ID, root string, rows []sessionOw
 		_, err := fmt.Fprintf(w, "no owner records for session %s under %s\n", sid, root)
 		return err
 	}
-	// One line per record, every value through cell(): a name with a tab,
-	// a newline or wide characters, or an error message, never breaks the
-	// columns.
+	// One line per record, every value through cell().
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOKEN\tPID\tLIVENESS\tSCHEMA\tEPOCH\tINSTANCE\tACQUIRED\tPATH\tPROBLEM")
 	for _, r := range rows {

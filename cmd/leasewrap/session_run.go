@@ -59,11 +59,8 @@ func (c *sessionRunCmd) ownerConfig() session.LockerConfig {
 		instance = fmt.Sprintf("process-%d", os.Getpid())
 	}
 	oc.DaemonInstanceID = session.Some(instance)
-	// The owner is the daemon leasewrap starts, so its executable is
-	// recorded, not leasewrap's: the absolute path the supervisor will
-	// exec, found the way it finds it (a file without #! that /bin/sh
-	// runs is recorded itself). A command that cannot run records none;
-	// the supervisor refuses it before anything is acquired.
+	// The owner is the daemon, so the path the supervisor will exec is
+	// recorded, not leasewrap's; a command that cannot run records none.
 	if path, argv, err := supervisor.Resolve(c.Command, "", nil); err == nil {
 		if len(argv) != len(c.Command) {
 			path = argv[1]

@@ -9,9 +9,8 @@ import (
 	"github.com/leasewrap/leasewrap/cli"
 )
 
-// siblingExecError gives a failed exec of a sibling executable (dispatch)
-// the status a shell gives a command it cannot run: 127 when it is
-// missing, 126 when it is there but cannot be executed (docs/ETCD.md).
+// siblingExecError gives a failed exec of a sibling the shell's status:
+// 127 missing, 126 not executable.
 func siblingExecError(err error) error {
 	switch {
 	case err == nil:

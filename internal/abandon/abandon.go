@@ -1,11 +1,7 @@
-// Package abandon holds the one way leasewrap waits for a call that may
-// never return (a renewal or a settle stuck in the kernel on a dead file
-// system): the call runs on a goroutine of its own and is abandoned, left
-// to return on its own, at a deadline on the monotonic clock.
-//
-// That goroutine is the one exception to "every goroutine is an actor":
-// it may outlive its caller by design, because a call stuck in the kernel
-// cannot be interrupted and must not hold a safety deadline.
+// Package abandon waits for a call that may never return (stuck in the
+// kernel on a dead file system) on a goroutine of its own, abandoned at a
+// monotonic deadline. That goroutine is the one exception to "every
+// goroutine is an actor": a stuck call must not hold a safety deadline.
 package abandon
 
 import (
@@ -27,13 +23,10 @@ type Real struct{}
 func (Real) Now() time.Time                         { return time.Now() }
 func (Real) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
-// At calls fn on a goroutine of its own and waits for its error until
-// the instant at (on c; the zero Time waits without limit) or until ctx
-// ends. It returns fn's error; ctx.Err() when ctx ended first (the caller
-// is shutting down: nothing to wait for); or abandoned when at passed
-// first, fn then being left to return on its own. A result that arrives
-// together with the deadline still counts. fn gets no context of its
-// own: the caller bounds it with one that ends no later than at.
+// At calls fn on its own goroutine and waits for its error until the instant
+// at (on c; zero: no limit) or ctx's end (ctx.Err()). abandoned reports that
+// at passed first; a result arriving with the deadline still counts. The
+// caller bounds fn with a context ending no later than at.
 func At(ctx context.Context, c Clock, at time.Time, fn func() error) (abandoned bool, err error) {
 	done := make(chan error, 1) // buffered: an abandoned call never blocks
 	go func() { done <- fn() }()

@@ -19,10 +19,9 @@ import (
 // place to create a job cgroup.
 var ErrUnavailable = errors.New("cgroup: no cgroup v2 directory of our own")
 
-// ErrUndelegated is wrapped (with ErrUnavailable) when our cgroup is a
-// systemd unit's that systemd did not mark as delegated. systemd before 251
-// marks no delegated cgroup, so Parent then also returns the directory:
-// a caller told by its user that the unit has Delegate=yes may use it.
+// ErrUndelegated is wrapped (with ErrUnavailable) when our cgroup is a systemd
+// unit's not marked delegated; Parent still returns the directory, since
+// systemd before 251 marks none.
 var ErrUndelegated = errors.New("cgroup: systemd unit not delegated")
 
 // Prefix starts the name of every job cgroup leasewrap creates:
@@ -36,13 +35,9 @@ type Place struct {
 	Dir   string // Mount joined with Path: the directory of this process's cgroup
 }
 
-// Locate finds this process's cgroup (the "0::" line of
-// /proc/self/cgroup) and the cgroup v2 mount it is under. The mount is
-// looked for first at its two usual places, /sys/fs/cgroup (unified) and
-// /sys/fs/cgroup/unified (hybrid), with a statfs(2) each, cheaper than
-// reading /proc/self/mountinfo. A usual place is
-// taken when it shows our cgroup for certain (knownDir); otherwise, or
-// where the hierarchy is mounted elsewhere, mountinfo decides.
+// Locate finds this process's cgroup ("0::" in /proc/self/cgroup) and its v2
+// mount: a usual place (statfs, cheaper than mountinfo) when knownDir is
+// sure, else /proc/self/mountinfo.
 func Locate() (Place, error) {
 	pc, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
@@ -77,13 +72,9 @@ func isCgroup2(dir string) bool {
 	return unix.Statfs(dir, &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC
 }
 
-// knownDir reports whether dir, a usual mount joined with our cgroup's
-// path p, is our cgroup for certain, which holds when the mount shows the
-// hierarchy from its root (a sub-tree mounted there would put p below
-// another directory). For p = "/": the mount's top is the hierarchy's
-// root, which alone has no cgroup.events (a cgroup namespace's root, or a
-// mounted sub-tree, has one: mountinfo decides). Otherwise: dir lists our
-// pid in its cgroup.procs.
+// knownDir reports whether dir (a usual mount joined with our path p) is our
+// cgroup for certain: for p "/", the top has no cgroup.events (only the
+// real root lacks it); otherwise dir's cgroup.procs lists our pid.
 func knownDir(dir, p string) bool {
 	if p == "/" {
 		return unix.Access(filepath.Join(dir, "cgroup.events"), unix.F_OK) == unix.ENOENT
@@ -101,9 +92,8 @@ func knownDir(dir, p string) bool {
 	return false
 }
 
-// place joins the mount with the process's path. The mount's root (field
-// 4 of mountinfo) is not "/" when a sub-hierarchy is mounted (a container
-// without its own cgroup namespace); the process's path is then under it.
+// place joins the mount with the process's path, which lies under the
+// mount's root when a sub-hierarchy is mounted.
 func place(mnt, root, p string) (Place, error) {
 	rel := p
 	if root != "/" {
@@ -177,25 +167,12 @@ func selfPath(pc []byte) (string, error) {
 	return "", fmt.Errorf("%w: no cgroup v2 (0::) line in /proc/self/cgroup", ErrUnavailable)
 }
 
-// Parent returns the directory under which this process may create a job
-// cgroup: its own cgroup's directory, when
-//   - it is writable to us, and so is its cgroup.procs (a child born into a
-//     new cgroup below it migrates from it: the common ancestor);
-//   - it is not a systemd unit's cgroup without delegation (a name ending
-//     in .service or .scope with no trusted.delegate or user.delegate
-//     attribute): systemd owns the tree below a unit it did not delegate,
-//     root or not. This error also wraps ErrUndelegated and comes with the
-//     directory (see ErrUndelegated).
-//
-// Create checks the third condition, a kernel with cgroup.kill (5.14), on
-// the cgroup it creates: the root cgroup has none on any kernel.
-//
-// clone3(2), which starts a child inside a cgroup, must be allowed.
-//
-// A cgroup whose subtree_control enables controllers cannot hold
-// processes (the no-internal-process rule), but we are in ours, so it has
-// none enabled (or it is the root, where the rule does not apply): a child
-// of it may hold the job. Every error wraps ErrUnavailable and says why.
+// Parent returns our own cgroup's directory as the parent of job cgroups
+// when it and its cgroup.procs are writable (the common ancestor of a
+// migration), it is not an undelegated systemd unit (.service or .scope
+// without trusted.delegate or user.delegate: ErrUndelegated, with the
+// directory), and clone3(2) is allowed. Create checks cgroup.kill. Every
+// error wraps ErrUnavailable and says why.
 func Parent() (string, error) {
 	pl, err := Locate()
 	if err != nil {
@@ -220,10 +197,8 @@ func check(dir string) (string, error) {
 	return dir, nil
 }
 
-// clone3 checks that clone3(2) is allowed, which CLONE_INTO_CGROUP needs:
-// a seccomp profile (older container runtimes') may answer ENOSYS for it,
-// as do kernels before 5.3. Called with no arguments it fails with EINVAL
-// where it is available, and starts nothing.
+// clone3 checks that clone3(2), which CLONE_INTO_CGROUP needs, is allowed
+// (not ENOSYS from seccomp or an old kernel); with no arguments it starts nothing.
 func clone3() error {
 	_, _, errno := unix.RawSyscall(unix.SYS_CLONE3, 0, 0, 0)
 	if errno == unix.ENOSYS || errno == unix.EPERM {

@@ -22,11 +22,8 @@ type Group struct {
 	fd  int // the directory, open for CLONE_INTO_CGROUP; -1 once closed
 }
 
-// Create makes a new job cgroup leasewrap-<pid>-<random> under parent (a
-// directory Parent returned, or a job cgroup's directory for a nested
-// one). A kernel without cgroup.kill (before 5.14) is refused with an
-// error wrapping ErrUnavailable. The job cgroups that dead creators left
-// are Sweep's, not Create's: a run starts without that work.
+// Create makes a job cgroup leasewrap-<pid>-<random> under parent; a kernel
+// without cgroup.kill (before 5.14) is refused with ErrUnavailable.
 func Create(parent string) (*Group, error) {
 	name, err := newName()
 	if err != nil {
@@ -55,14 +52,12 @@ func Open(dir string) *Group { return &Group{dir: dir, fd: -1} }
 // Dir is the cgroup's directory.
 func (g *Group) Dir() string { return g.dir }
 
-// FD is the cgroup's directory descriptor, for syscall.SysProcAttr's
-// CgroupFD (with UseCgroupFD): the child is then born inside the cgroup,
-// so nothing it does between fork and exec runs outside it.
+// FD is the cgroup's directory descriptor for SysProcAttr.CgroupFD: the
+// child is born inside the cgroup.
 func (g *Group) FD() int { return g.fd }
 
-// Members lists the processes of the cgroup and of every cgroup below it
-// (a nested job's). Zombies are not members: a process leaves its cgroup
-// when it exits, before it is reaped.
+// Members lists the processes of the cgroup and the cgroups below it;
+// zombies are not members.
 func (g *Group) Members() ([]int, error) { return members(g.dir) }
 
 func members(dir string) ([]int, error) {
@@ -97,9 +92,8 @@ func members(dir string) ([]int, error) {
 	return out, nil
 }
 
-// Signal sends sig to every member (see Members). A member that exits
-// meanwhile is no error; a member that forks meanwhile may have a child
-// that misses it (callers that must reach everything use Kill).
+// Signal sends sig to every member; a child forked meanwhile may miss it
+// (Kill reaches everything).
 func (g *Group) Signal(sig syscall.Signal) error {
 	pids, err := g.Members()
 	for _, pid := range pids {
@@ -131,11 +125,9 @@ func parsePopulated(b []byte, path string) (bool, error) {
 	return false, fmt.Errorf("cgroup: %s has no populated line", path)
 }
 
-// Wait returns true as soon as the cgroup is empty, false once d passed
-// with a member still alive. The kernel wakes a poll(2) for POLLPRI on
-// cgroup.events at each change of the file (rate-limited to one per
-// 10 ms), so nothing is polled on a timer. Not inotify: closing an
-// inotify instance waits for an SRCU grace period (milliseconds a run).
+// Wait returns true as soon as the cgroup is empty, false once d passed.
+// It polls cgroup.events for POLLPRI (not inotify, whose close waits for an
+// SRCU grace period).
 func (g *Group) Wait(d time.Duration) (bool, error) {
 	path := filepath.Join(g.dir, "cgroup.events")
 	f, err := os.Open(path)
@@ -176,9 +168,8 @@ func (g *Group) Kill() error {
 	return nil
 }
 
-// Close releases the directory descriptor and removes the cgroup and the
-// empty cgroups below it (a nested job's that its own leasewrap could not
-// remove). A cgroup that still has members is left, and said so.
+// Close releases the descriptor and removes the cgroup and the empty ones
+// below it; one with members is left, with an error.
 func (g *Group) Close() error {
 	if g.fd >= 0 {
 		unix.Close(g.fd)
@@ -187,12 +178,8 @@ func (g *Group) Close() error {
 	return removeAll(g.dir)
 }
 
-// Remove ends a job cgroup whose job is over with one rmdir(2) and
-// releases its descriptor. It reports false, keeping both, when that did
-// not remove it (a member still there or exiting, a nested cgroup below:
-// EBUSY): whether to leave it or Close it is the caller's call. Asking
-// cgroup.events first would cost an open, a read and a close on every run
-// for the rare job that left something behind.
+// Remove ends a finished job's cgroup with one rmdir(2) and releases its
+// descriptor; false (EBUSY) keeps both, for the caller to leave or Close.
 func (g *Group) Remove() bool {
 	if err := unix.Rmdir(g.dir); err != nil && err != unix.ENOENT {
 		return false
@@ -204,11 +191,8 @@ func (g *Group) Remove() bool {
 	return true
 }
 
-// removeAll removes dir and the cgroups below it, deepest first. rmdir of
-// a cgroup fails with EBUSY while a member is still exiting or a cgroup
-// is below it; that is retried for a bounded time (about a second). The
-// directory is read only then: a job cgroup with no nested one (the
-// usual case) is removed by one rmdir.
+// removeAll removes dir and the cgroups below it, deepest first, retrying
+// EBUSY (a member still exiting) for about a second.
 func removeAll(dir string) error {
 	if err := unix.Rmdir(dir); err == nil || err == unix.ENOENT {
 		return nil
@@ -234,33 +218,23 @@ func removeAll(dir string) error {
 	}
 }
 
-// sweepAge is how old a job cgroup must be before a sweep may remove it:
-// a creator in another pid namespace (sharing our cgroup) looks dead to
-// kill(2) while it may still be about to start its job there.
+// sweepAge is how old a job cgroup must be before a sweep may remove it: a
+// creator in another pid namespace looks dead to kill(2).
 const sweepAge = 10 * time.Minute
 
-// SweepEvery is how many runs share one sweep, on average: a leftover is
-// made only by a SIGKILLed leasewrap (or one told to leave strays), and
-// one sweep removes up to four, so a sweep in one run of eight keeps up
-// with a leasewrap killed in up to one run of two.
+// SweepEvery is how many runs share one sweep on average; removing up to
+// four a sweep keeps up with a leasewrap SIGKILLed in one run of two.
 const SweepEvery = 8
 
-// Sweep removes, bounded, the job cgroups under parent that dead creators
-// left (a SIGKILLed leasewrap cannot remove its own); a populated one is
-// never touched (see sweep). It is meant for after a job has started,
-// in one run of SweepEvery, not on the way to the start.
+// Sweep removes, bounded, empty job cgroups under parent left by dead
+// creators; call it after a job started, in one run of SweepEvery.
 func Sweep(parent string) { sweep(parent, sweepLook, 4) }
 
-// sweepLook bounds the job cgroups one sweep looks at (a kill(2) and a
-// stat each), so a parent crowded with leftovers costs every run the same
-// few system calls; each sweep starts at a random entry, so all are seen
-// over a few runs.
+// sweepLook bounds the job cgroups one sweep looks at, from a random entry.
 const sweepLook = 8
 
-// sweep looks at up to look job cgroups under parent and removes at most
-// max of them: those whose creator is gone, that are older than sweepAge
-// and that hold no process (cgroup.events says so for the whole subtree,
-// so no live nested leasewrap is below one).
+// sweep removes up to max of look job cgroups whose creator is gone, older
+// than sweepAge and unpopulated (cgroup.events covers the whole subtree).
 func sweep(parent string, look, max int) {
 	f, err := os.Open(parent)
 	if err != nil {

@@ -11,12 +11,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// PidsLimited reports whether a cgroup pids limit applies to this process:
-// a pids.max other than "max" on its cgroup or an ancestor, in the v2
-// hierarchy (systemd's TasksMax, a container's pids limit) or in a cgroup
-// v1 pids hierarchy. What it cannot read for certain (a hierarchy
-// mounted elsewhere than usual) counts as limited. It reads
-// /proc/self/cgroup and each ancestor's pids.max.
+// PidsLimited reports whether a pids.max other than "max" applies to this
+// process (v2 or v1, its cgroup or an ancestor); what it cannot read for
+// certain counts as limited.
 func PidsLimited() bool {
 	pc, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
@@ -65,10 +62,8 @@ func hasController(list, c string) bool {
 	return false
 }
 
-// pidsRoom walks from dir up to top (a mount's top: the hierarchy's root,
-// which has no pids.max, or a cgroup namespace's, which may) and returns
-// the fewest tasks any limited one among them still has room for
-// (pids.max − pids.current, at least 0), or −1 when none is limited.
+// pidsRoom returns the fewest tasks any limited cgroup from dir up to top
+// still has room for (pids.max − pids.current, at least 0), or −1 if none.
 func pidsRoom(dir, top string) (int64, error) {
 	room := int64(-1)
 	for d := dir; d == top || strings.HasPrefix(d, top+"/"); d = filepath.Dir(d) {
@@ -102,12 +97,9 @@ func pidsRoom(dir, top string) (int64, error) {
 	return room, nil
 }
 
-// KeepPids keeps margin tasks of the pids limits above the job cgroup for
-// its creator: where the cgroup has a pids.max (the pids controller is
-// enabled in its parent), it is set to the fewest tasks any limited
-// ancestor still has room for, less margin (at least 1). It returns the
-// limit set, 0 when there is no pids.max to set or no limit above.
-// A snapshot: what others start in the ancestors later is not counted.
+// KeepPids keeps margin tasks above the job cgroup for its creator: its
+// pids.max becomes the ancestors' room less margin (at least 1), a snapshot.
+// It returns the limit set, or 0 when there is nothing to set.
 func (g *Group) KeepPids(margin int64) (int64, error) {
 	file := filepath.Join(g.dir, "pids.max")
 	if _, err := os.Stat(file); err != nil {

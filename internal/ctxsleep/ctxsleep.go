@@ -7,10 +7,8 @@ import (
 	"time"
 )
 
-// Sleep waits d or until ctx ends, whichever comes first, and returns
-// ctx.Err() when ctx ended (nil when d passed). A d of zero or less does
-// not wait: it only reports whether ctx has ended. When both happen at
-// once, ctx wins only if it ended before the timer fired.
+// Sleep waits d or until ctx ends and returns ctx.Err() if it ended (nil
+// when d passed); d <= 0 only reports whether ctx has ended.
 func Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()

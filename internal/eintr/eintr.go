@@ -1,11 +1,6 @@
-// Package eintr retries system calls that a signal interrupted, the one
-// copy of the loop the standard library keeps private (os.ignoringEINTR):
-// golang.org/x/sys/unix returns EINTR to its caller and has no helper.
-//
-// Go installs its signal handlers with SA_RESTART, so most calls restart
-// by themselves; wait4, waitid, poll, flock on some file systems and reads
-// of pipes and terminals can still return EINTR (a SIGCHLD, SIGURG of the
-// runtime's preemption, a forwarded signal), which is never an answer.
+// Package eintr retries system calls a signal interrupted, as the standard
+// library's private os.ignoringEINTR does. Despite SA_RESTART, wait4, waitid,
+// poll, flock and pipe reads can still return EINTR, which is never an answer.
 package eintr
 
 import (
@@ -13,9 +8,8 @@ import (
 	"syscall"
 )
 
-// Retry calls fn until it returns an error other than EINTR (or nil), and
-// returns that. fn must be safe to call again: recompute anything that
-// depends on time (a poll timeout) inside it.
+// Retry calls fn until it returns something other than EINTR. fn must be
+// safe to call again, recomputing any timeout inside it.
 func Retry(fn func() error) error {
 	for {
 		if err := fn(); !errors.Is(err, syscall.EINTR) {

@@ -1,14 +1,8 @@
-// Package fdlock is leasewrap's one helper for flock(2) on a descriptor it
-// already has open: locks a child inherits (owner records, materializer
-// leases, the session coordinator handed to maintain and --migrate) and
-// locks taken on a descriptor that must stay the same one. It holds the
-// try-lock, the bounded wait and the read-only liveness probe.
-//
-// Locks that leasewrap holds privately and takes by path (the reservation
-// key lock) use github.com/gofrs/flock instead; see docs/LOCKS.md.
-//
-// A flock belongs to the open file description: release a lock a child
-// may share by closing your descriptor, never with LOCK_UN.
+// Package fdlock is the one helper for flock(2) on an open descriptor (locks
+// a child inherits, or that must stay on one descriptor): the try-lock, the
+// bounded wait and the read-only liveness probe. Private path locks use
+// gofrs/flock (docs/LOCKS.md). A flock belongs to the open file description:
+// release a lock a child may share by closing, never with LOCK_UN.
 package fdlock
 
 import (
@@ -57,10 +51,8 @@ func Try(f *os.File, how int) (bool, error) {
 // bounded wait ends without the lock.
 var ErrTimeout = errors.New("fdlock: lock still held at the end of the bounded wait")
 
-// Wait takes the lock how on f, trying at once and then every poll until
-// budget has passed (ErrTimeout, with the time waited) or ctx ends (its
-// error). now is the clock (time.Now when nil). Another error of flock(2)
-// is returned as is.
+// Wait takes the lock how on f, trying every poll until budget passed
+// (ErrTimeout, with the time waited) or ctx ends; now defaults to time.Now.
 func Wait(ctx context.Context, f *os.File, how int, poll, budget time.Duration, now func() time.Time) (time.Duration, error) {
 	if now == nil {
 		now = time.Now
@@ -106,11 +98,9 @@ type ProbeOpts struct {
 	NoFollow bool
 }
 
-// Probe is the try-lock liveness probe: it opens path read-only and
-// non-blocking, never creating it, and tries an exclusive lock. Read-only
-// matters: closing a descriptor opened for writing would wake every
-// inotify waiter on the directory (IN_CLOSE_WRITE) as if a holder had let
-// go. An obtained lock is released at once (the descriptor is our own).
+// Probe is the try-lock liveness probe on path, opened read-only (a writable
+// close would wake inotify waiters as if a holder let go) and never created;
+// an obtained lock is released at once.
 func Probe(path string, o ProbeOpts) (Probed, error) {
 	flags := os.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC
 	if o.NoFollow {

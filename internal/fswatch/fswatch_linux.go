@@ -37,12 +37,9 @@ type Watch struct {
 	Names []string
 }
 
-// Watcher wakes a waiter when a lease may have become free: a watched
-// directory entry changed, or a watched process exited. Events are queued
-// from New on: create the Watcher before the first attempt and no
-// release between an attempt and the next Wait is missed.
-//
-// A Watcher is not safe for concurrent use.
+// Watcher wakes a waiter when a lease may have become free: a watched entry
+// changed or a watched process exited. Events queue from New on, so create it
+// before the first attempt. A Watcher is not safe for concurrent use.
 type Watcher struct {
 	fd    int                       // inotify descriptor, -1 when nothing could be watched
 	ev    int                       // eventfd that wakes Wait when its context ends
@@ -51,15 +48,13 @@ type Watcher struct {
 	pids  map[int]bool              // pids already watched once (a fired pidfd stays readable)
 }
 
-// watchMask is every change that can free a lease: an entry removed,
-// renamed away or into place, created, or closed after writing (the last
-// close of a lock file's description, which is when its flock goes).
+// watchMask is every change that can free a lease, including a close after
+// writing (the last close of a lock file's description drops its flock).
 const watchMask = unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
 	unix.IN_CREATE | unix.IN_CLOSE_WRITE | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR
 
-// New watches ws. Directories that do not exist or cannot be
-// watched are skipped: Wait then degrades to its timeout, which callers
-// bound, so a missing watch costs latency, never correctness.
+// New watches ws. A directory that cannot be watched is skipped: Wait then
+// degrades to its timeout, costing latency, never correctness.
 func New(ws []Watch) (*Watcher, error) {
 	ev, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
@@ -102,10 +97,8 @@ func New(ws []Watch) (*Watcher, error) {
 	return w, nil
 }
 
-// WatchPID makes the next Wait also end when process pid exits (a holder
-// whose death frees the lease). Each pid is watched once: an exited
-// process's pidfd stays readable, so it is dropped after it fired. Errors
-// (no pidfd support, pid gone) only mean Wait falls back to its timeout.
+// WatchPID makes the next Wait also end when process pid exits; a fired
+// pidfd is dropped (it stays readable). Errors only mean Wait times out.
 func (w *Watcher) WatchPID(pid int) {
 	if pid <= 0 || w.pids[pid] {
 		return
@@ -251,12 +244,9 @@ func localHolder(pid int, host string) bool {
 	return err == nil && ours == host
 }
 
-// Preparing wraps w so that prepare runs before every Wait blocks and
-// drop when the wait ends (Close): a kind's work that can be done before
-// the lease is free (a file to create) is done while it is still held,
-// off the path between a release and the next holder's start. prepare
-// must be cheap when there is nothing left to do; both run on the
-// waiter's goroutine.
+// Preparing wraps w so that prepare runs before every Wait blocks and drop
+// at Close: work done while the lease is still held is off the hand-over
+// path. prepare must be cheap when there is nothing left to do.
 func Preparing(w Wake, prepare, drop func()) Wake {
 	return &preparing{Wake: w, prepare: prepare, drop: drop}
 }

@@ -12,19 +12,11 @@ type entry struct {
 	flags []Flag // its own and its parents'
 }
 
-// table lists every command path of root, the program first: the tables
-// each completion script runs the same small algorithm over, in its
-// shell's own language:
-//
-//   - read the words before the cursor: a word that names a sub-command
-//     of the current command descends into it; a flag that takes a value
-//     (at that command: -n is --nonblock for flock run and --namespace
-//     for kube run) skips the next word; "--" starts the wrapped command;
-//   - then offer: after "--", the wrapped command's own completion (a
-//     command name first); after a flag that takes a value, its enum or
-//     file names; for a word starting with "-", the flags valid there
-//     (the command's own and its parents', as kong accepts them); else
-//     the sub-commands, or file names for an argument.
+// table lists every command path of root, the program first. Each
+// completion script walks the words before the cursor (sub-commands descend,
+// a valued flag skips a word, "--" starts the wrapped command) and then
+// offers the wrapped command's completion, a flag's values, the flags valid
+// there, or the sub-commands or file names.
 func table(root *Node) []entry {
 	var out []entry
 	var walk func(path string, n *Node, inherited []Flag)

@@ -1,11 +1,7 @@
-// Package kongdoc describes a kong command tree as plain data (Describe)
-// and writes from that description what must never drift from --help:
-// man pages (Man) and bash, zsh and fish completions (Bash, Zsh, Fish).
-// The executables that serve some of leasewrap's kinds (leasewrap-etcd,
-// leasewrap-kube) describe their own trees; Graft puts their kinds into
-// leasewrap's. Nothing here runs on a run verb's path: it is reached by
-// `leasewrap completion` and `leasewrap gendocs` only, and has no
-// package-level state to initialise.
+// Package kongdoc describes a kong command tree as data (Describe) and
+// writes from it what must never drift from --help: man pages and bash, zsh
+// and fish completions. Graft adds the sibling executables' kinds. It is off
+// every run verb's path and has no package-level state.
 package kongdoc
 
 import (
@@ -107,11 +103,9 @@ func (n *Node) Command(name string) *Node {
 	return nil
 }
 
-// Graft replaces each of n's commands that from also has (a kind served
-// by another executable, listed in n by help-only stubs) with from's,
-// keeping n's group, and gives from's verbs marked Shared the shared flags
-// back. It returns an error naming a stub verb that from does not have, or
-// a verb of from the stub does not list: the two trees disagree.
+// Graft replaces each of n's help-only stub commands with from's, keeping
+// n's group and giving Shared verbs the shared flags back. It fails when the
+// stubs and from's verbs disagree.
 func (n *Node) Graft(from *Node, shared []Flag) error {
 	for i, c := range n.Commands {
 		real := from.Command(c.Name)
@@ -144,9 +138,8 @@ func (n *Node) Graft(from *Node, shared []Flag) error {
 	return nil
 }
 
-// Strip leaves out of n what a sibling's description need not carry: the
-// program's own flags (leasewrap has the same) and, in every verb that has
-// all of them, the shared flags (the verb is marked Shared instead).
+// Strip leaves out of n the program's own flags and, marking the verb
+// Shared, the shared flags of every verb that has all of them.
 func (n *Node) Strip(shared []Flag) {
 	n.Flags = nil
 	names := map[string]bool{}
@@ -211,9 +204,8 @@ func (n *Node) JSON() []byte {
 	return append(b, '\n')
 }
 
-// Golden compares want (a generated file's bytes) with the file at path
-// and, when update is set, rewrites the file instead. The error says how
-// to regenerate it.
+// Golden compares want with the file at path, or rewrites it when update is
+// set; the error says how to regenerate it.
 func Golden(path string, want []byte, update bool, how string) error {
 	if update {
 		return os.WriteFile(path, want, 0o666)
@@ -228,10 +220,8 @@ func Golden(path string, want []byte, update bool, how string) error {
 	return nil
 }
 
-// CheckDescription describes model (a kong root struct) as the executable
-// name builds it, without the flags shape's verb shares with every run
-// verb (Strip), and compares that with the description at path (Golden);
-// with $LEASEWRAP_UPDATE_DOCS=1 it rewrites the file (make gendocs).
+// CheckDescription compares model's stripped description with the file at
+// path (Golden); $LEASEWRAP_UPDATE_DOCS=1 rewrites it (make gendocs).
 func CheckDescription(model any, name, description, version, path string, shape any) error {
 	k, err := kong.New(model, kong.Name(name), kong.Description(description),
 		kong.Vars{"version": version}, kong.Writers(io.Discard, io.Discard))

@@ -6,11 +6,8 @@ import (
 	"strings"
 )
 
-// Man returns the man pages of the program described by root, by file
-// name: NAME.1 for the program, and NAME-KIND.1 for each of its commands
-// that has verbs of its own (leasewrap-flock.1, …), every verb with its
-// arguments and flags. They carry no date and no version, so the same
-// command line always gives the same bytes.
+// Man returns root's man pages by file name: NAME.1 and NAME-KIND.1 for
+// each command with verbs. No date or version: the output is reproducible.
 func Man(root *Node, name string) map[string][]byte {
 	pages := map[string][]byte{name + ".1": manRoot(root, name)}
 	for _, k := range root.Commands {

@@ -1,6 +1,4 @@
-// Package linewriter turns what is written to an io.Writer into whole
-// lines: a child's stderr relayed as log records, a test reading a
-// process's output line by line as it comes.
+// Package linewriter turns what is written to an io.Writer into whole lines.
 package linewriter
 
 import (

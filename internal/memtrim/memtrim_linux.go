@@ -1,16 +1,8 @@
-// Package memtrim gives back what a long-lived, mostly idle process (an
-// etcd or kube sidecar holding a lease, a job guard) keeps resident but no
-// longer uses: the Go heap's free pages, and the mappings of its own
-// executable's read-only segments, which start-up touches almost entirely.
-// Dropping those mappings (MADV_DONTNEED on private read-only file
-// mappings) discards nothing: the pages stay in the page cache and fault
-// back in when code on them runs again. It halves an idle etcd sidecar's
-// resident set (bench/LOG.md, "memtrim").
-//
-// Not changed: writable mappings are never touched, and the page cache's
-// copy of the executable stays charged to whichever cgroup read it first;
-// only the process's resident set shrinks, and by as much as the kernel's
-// fault-around lets it stay shrunk.
+// Package memtrim gives back what a long-lived idle process keeps resident:
+// the heap's free pages and its executable's read-only mappings
+// (MADV_DONTNEED, which discards nothing: the pages fault back in from the
+// page cache). Writable mappings are never touched; only the process's
+// resident set shrinks, not the page cache (bench/LOG.md, "memtrim").
 package memtrim
 
 import (
@@ -23,11 +15,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Idle returns the heap's free pages to the kernel and drops the mappings
-// of the executable's read-only segments (see the package doc). It is
-// meant to be called once, when start-up is over and the process settles
-// into waiting; it costs a garbage collection and a few system calls.
-// Errors are ignored: it only ever saves memory.
+// Idle trims memory as the package doc says; call it once start-up is over.
+// It costs a garbage collection; errors are ignored.
 func Idle() {
 	debug.FreeOSMemory()
 	dropReadOnlyExe()
@@ -53,9 +42,8 @@ func dropReadOnlyExe() {
 	}
 }
 
-// readOnlyMappingOf parses one /proc/self/maps line ("lo-hi perms offset
-// dev inode path") and reports the range of a private mapping of path
-// without write permission.
+// readOnlyMappingOf reports the range of a /proc/self/maps line if it is a
+// private, non-writable mapping of path.
 func readOnlyMappingOf(line []byte, path string) (lo, hi uintptr, ok bool) {
 	f := bytes.Fields(line)
 	if len(f) < 6 || string(bytes.Join(f[5:], []byte(" "))) != path {

@@ -5,14 +5,12 @@ import (
 	"time"
 )
 
-// RenewalBuckets are the upper bounds (seconds) of the renewal latency
-// histogram: a local file renewal takes about a millisecond, an etcd
-// keep-alive a round trip, a renewal near the fence seconds.
+// RenewalBuckets are the renewal latency histogram's upper bounds (seconds),
+// from a local file's millisecond to a renewal near the fence.
 var RenewalBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 
 // Live is the state of one run as a --listen endpoint reports it. Its
-// methods are safe for concurrent use and never block on anything but its
-// own mutex (the supervisor calls them from its goroutines).
+// methods are safe for concurrent use and block only on its own mutex.
 type Live struct {
 	mu       sync.Mutex
 	kind     string
@@ -46,9 +44,8 @@ func (l *Live) Waiting(holder string, at time.Time) {
 	l.holder = holder
 }
 
-// Acquired records that the lease is held, fenced at fence (monotonic;
-// zero for a lease without TTL, whose Renewed calls are then liveness
-// checks: a flock kind's look at its descriptor every 5 s renews nothing).
+// Acquired records that the lease is held, fenced at fence (monotonic; zero
+// without TTL, where Renewed records liveness checks).
 func (l *Live) Acquired(fence time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -56,9 +53,8 @@ func (l *Live) Acquired(fence time.Time) {
 	l.checks = fence.IsZero()
 }
 
-// Renewed records one renewal attempt (or liveness check, for a lease
-// without TTL): its latency, its error (nil on success) and the fence in
-// force after it.
+// Renewed records one renewal attempt or liveness check: its latency, its
+// error and the fence in force after it.
 func (l *Live) Renewed(latency time.Duration, err error, fence time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -115,8 +111,7 @@ func (l *Live) Ready() bool {
 	return l.held
 }
 
-// Families is the state as metric families at now (for the seconds until
-// the fence, measured on the monotonic clock when now carries it).
+// Families is the state as metric families at now (monotonic if it has it).
 func (l *Live) Families(now time.Time) []Family {
 	l.mu.Lock()
 	defer l.mu.Unlock()

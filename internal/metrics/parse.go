@@ -7,9 +7,8 @@ import (
 	"strings"
 )
 
-// CorruptError is a previous textfile that is not one leasewrap wrote: a
-// line that does not parse, a metric leasewrap does not write, or a
-// counter that is not a count.
+// CorruptError is a previous textfile leasewrap did not write: a bad line,
+// a foreign metric, or a counter that is not a count.
 type CorruptError struct {
 	Line int
 	Text string
@@ -28,9 +27,8 @@ type parsed struct {
 	value  float64
 }
 
-// parse reads the sample lines of a text-format document. Comments and
-// blank lines are skipped; a timestamp after the value is refused
-// (leasewrap never writes one, node_exporter refuses them in textfiles).
+// parse reads a text-format document's samples; a timestamp is refused
+// (node_exporter refuses them in textfiles).
 func parse(b []byte) ([]parsed, error) {
 	var out []parsed
 	for i, line := range strings.Split(string(b), "\n") {

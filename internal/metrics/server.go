@@ -16,27 +16,12 @@ import (
 	"time"
 )
 
-// Server serves a Live state read-only over HTTP/1.1: GET (or HEAD)
-// /metrics, /healthz and /readyz; anything else is 404, any other method
-// 405. Nothing it serves changes anything.
-//
-// It is built to answer a probe at once whatever else is connected. It
-// reads nothing but a request head of at most MaxRequestHead bytes, which
-// must arrive complete within HeadTimeout; it answers with Connection:
-// close. It keeps at most MaxConns connections: a new one beyond that
-// closes the oldest (a probe sends its head at once and is answered in
-// microseconds, so the oldest is a slow or idle client, or one already
-// gone), and the accept loop then yields, so that the connections just
-// accepted read their heads before more are accepted. No connection is
-// ever answered "busy", and /healthz is 200 while leasewrap runs. Accept
-// errors that pass (out of descriptors, an aborted handshake) are retried
-// with a back-off of at most a second, never the end of the endpoint. So
-// its memory is bounded by MaxConns (a goroutine and a 1 KiB read buffer
-// each) whatever the load: docs/METRICS.md gives the measurement.
-//
-// It is written on package net rather than net/http so that leasewrap
-// links no HTTP stack for runs that do not ask for --listen (see the
-// package doc).
+// Server serves a Live state read-only over HTTP/1.1 on package net: GET or
+// HEAD /metrics, /healthz, /readyz; else 404, other methods 405. It answers
+// a probe at once whatever else is connected: it reads only a head of
+// MaxRequestHead bytes within HeadTimeout, answers Connection: close, and
+// beyond MaxConns closes the oldest connection (never "busy"), which bounds
+// its memory. Passing accept errors are retried, backing off up to a second.
 type Server struct {
 	Live *Live
 	// Now is the clock of /metrics (default time.Now).
@@ -58,9 +43,8 @@ const (
 	MaxConns       = 1024
 )
 
-// ListenAddr is the address --listen ADDR means: a bare port is loopback
-// (127.0.0.1:PORT); anything else is taken as given (":PORT" is every
-// interface, as Go spells it).
+// ListenAddr is the address --listen ADDR means: a bare port is
+// 127.0.0.1:PORT; anything else as given (":PORT" is every interface).
 func ListenAddr(addr string) (string, error) {
 	if addr == "" {
 		return "", fmt.Errorf("empty address")
@@ -116,9 +100,8 @@ func (s *Server) Serve(ln net.Listener) error {
 		}
 		full := s.order.Len() >= MaxConns
 		if full {
-			// The oldest goes (its goroutine sees its read fail): a
-			// slow or idle client, or one already gone, never the one
-			// just accepted, which may be a probe.
+			// The oldest goes: a slow or idle client, never the one just
+			// accepted, which may be a probe.
 			oldest := s.order.Front()
 			o := oldest.Value.(net.Conn)
 			o.Close()
@@ -140,17 +123,13 @@ func (s *Server) Serve(ln net.Listener) error {
 			c.Close()
 		}()
 		if full {
-			// Under pressure, let the connections accepted so far read
-			// their heads before more are accepted: a probe is answered
-			// long before MaxConns newer connections could push it out.
+			// Let the connections accepted so far read their heads first.
 			runtime.Gosched()
 		}
 	}
 }
 
-// passing reports whether an accept error passes by itself (net/http
-// retries the same ones): a timeout, a connection aborted before it was
-// accepted, descriptors or buffers exhausted for now.
+// passing reports whether an accept error passes (as net/http retries).
 func passing(err error) bool {
 	if ne, ok := err.(net.Error); ok && ne.Timeout() {
 		return true
@@ -224,9 +203,8 @@ func (s *Server) route(path string) (int, string, []byte) {
 		Write(&b, s.Live.Families(now()))
 		return 200, "text/plain; version=0.0.4; charset=utf-8", b.Bytes()
 	case "/healthz":
-		// Liveness: leasewrap runs and answers. A lost lease is /readyz's
-		// and leasewrap's own business (it stops the job and exits 76): a
-		// restart by the kubelet would only race it.
+		// Liveness only: a lost lease is /readyz's (a kubelet restart would
+		// race leasewrap's own exit 76).
 		if s.Live.Healthy() {
 			return 200, "text/plain", []byte("ok\n")
 		}

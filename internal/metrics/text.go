@@ -64,8 +64,7 @@ func Write(w io.Writer, families []Family) error {
 	return bw.Flush()
 }
 
-// The format's escapes, built once: a Replacer builds its tables on first
-// use.
+// The format's escapes, built once.
 var (
 	helpEscaper  = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
 	labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)

@@ -9,14 +9,12 @@ import (
 	"time"
 )
 
-// Marker is the first line of every textfile leasewrap writes. A previous
-// file without it is not one leasewrap wrote: it is never carried over nor
-// overwritten (see Textfile).
+// Marker is the first line of every textfile leasewrap writes; a file
+// without it is never carried over nor overwritten.
 const Marker = "# leasewrap textfile v2: written by leasewrap --metrics-file; a file without this line is never overwritten"
 
-// The outcomes counted by leasewrap_runs_total: an invocation that ran the
-// command, or was meant to and could not. Every one but success is a
-// failure (leasewrap_last_failure_timestamp_seconds).
+// The outcomes counted by leasewrap_runs_total; all but success are
+// failures (leasewrap_last_failure_timestamp_seconds).
 const (
 	OutcomeSuccess = "success" // the command ran and exited 0
 	OutcomeFailure = "failure" // the command ran and exited non-zero (or died of a signal)
@@ -28,9 +26,8 @@ const (
 // Outcomes are every run outcome, in the order they are written.
 var Outcomes = []string{OutcomeSuccess, OutcomeFailure, OutcomeTimeout, OutcomeLost, OutcomeError}
 
-// The reasons counted by leasewrap_skips_total: an invocation that did not
-// run the command because it did not have to. A skip is not a run: no
-// leasewrap_last_run_* gauge changes.
+// The reasons counted by leasewrap_skips_total; a skip is not a run and
+// changes no leasewrap_last_run_* gauge.
 const (
 	SkipHeld     = "held"         // the lease is held by another (tried once)
 	SkipWait     = "wait_timeout" // not acquired within --wait
@@ -43,9 +40,8 @@ var Skips = []string{SkipHeld, SkipWait, SkipReplayed, SkipAborted}
 
 // Bounds of one textfile.
 const (
-	// MaxNames is the most job names one file holds; past it the name
-	// written least recently is dropped (its counters restart from 0 should
-	// it come back, which Prometheus reads as a counter reset).
+	// MaxNames is the most job names one file holds; the least recently
+	// written is dropped (a counter reset if it comes back).
 	MaxNames = 100
 	// MaxNameLen is the longest name (the name label's value), in bytes.
 	MaxNameLen = 128
@@ -95,14 +91,9 @@ var textfileFamilies = []struct {
 	{NameLastSeen, "End of the last invocation of leasewrap under this name, run or skip, in seconds since the Unix epoch.", Gauge},
 }
 
-// Textfile returns the textfile after run: prev (the file's previous
-// content, nil if there was none) with run's name updated. Names are the
-// series' identity: a name's kind label is the latest known. Other names
-// in prev are kept as they are, up to MaxNames (dropped: the least recently
-// seen). A prev that leasewrap did not write (no Marker first line, a line
-// that does not parse, another metric, a counter that is not a count) is
-// a *CorruptError: nothing of it is carried over, and the caller must not
-// overwrite it.
+// Textfile returns prev (nil if none) with run's name updated; other names
+// are kept, up to MaxNames. A prev leasewrap did not write is a
+// *CorruptError, and the caller must not overwrite it.
 func Textfile(prev []byte, run Run) ([]byte, error) {
 	if err := run.check(); err != nil {
 		return nil, err
@@ -199,9 +190,8 @@ func (j *job) apply(r Run) {
 	j.v[vkey(NameLastSplay, "")] = r.Splay.Seconds()
 }
 
-// samples are j's samples of family, in a fixed order: every outcome and
-// reason of the counters (0 included, so rate() sees the first one), the
-// gauges once set.
+// samples are j's samples of family in a fixed order: every counter
+// outcome and reason (0 included, so rate() sees the first), gauges once set.
 func (j *job) samples(family string) []Sample {
 	base := []Label{{"name", j.name}}
 	if j.kind != "" {
@@ -249,8 +239,7 @@ func evict(jobs map[string]*job, order []string) []string {
 	return slices.DeleteFunc(order, func(n string) bool { return jobs[n] == nil })
 }
 
-// parseTextfile reads a previous textfile back into its jobs, in the
-// order first seen.
+// parseTextfile reads a previous textfile back into its jobs, in order.
 func parseTextfile(prev []byte) (map[string]*job, []string, error) {
 	jobs := map[string]*job{}
 	var order []string

@@ -1,7 +1,5 @@
-// Package procstat reads what leasewrap needs of a process from /proc: its
-// state and its start time. It is the one implementation of both (the claim
-// protocol compares start times in milliseconds, the reservation protocol in
-// seconds; both come from here).
+// Package procstat is the one reader of a process's state and start time
+// from /proc (claims compare start times in ms, reservations in seconds).
 package procstat
 
 import (
@@ -69,9 +67,8 @@ func Running(pid int) bool {
 // Live reports whether the process does work: neither a zombie nor dead.
 func (s Stat) Live() bool { return s.State != 'Z' && s.State != 'X' }
 
-// bootTime is btime of /proc/stat, read once per process: the kernel
-// derives it from the clock and uptime, so two reads can differ by a
-// second; one value keeps every comparison in a process consistent.
+// bootTime is /proc/stat's btime, read once: two reads can differ by a
+// second, one value keeps comparisons consistent.
 var bootTime = sync.OnceValues(func() (uint64, error) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {

@@ -13,11 +13,8 @@ const (
 	bestWidth  = 80
 )
 
-// emitter writes a Mapping exactly as PyYAML's yaml.safe_dump(mapping,
-// sort_keys=False) does (width 80, indent 2, allow_unicode False): a port
-// of the parts of PyYAML's Emitter (emitter.py) that the record's shapes
-// reach: block mappings and sequences, empty flow collections, and plain,
-// single- and double-quoted scalars folded at column 80.
+// emitter is a port of the parts of PyYAML's Emitter (emitter.py) that
+// safe_dump(sort_keys=False) of a record reaches.
 type emitter struct {
 	b          strings.Builder
 	column     int
@@ -28,10 +25,9 @@ type emitter struct {
 	flowLevel  int
 }
 
-// Dump renders root as yaml.safe_dump(root, sort_keys=False) does (see the
-// package doc for the values it takes). A key that PyYAML could not write
-// as a simple key (empty, multi-line or 128 characters and longer) or a
-// value of another type is an error, and nothing is returned.
+// Dump renders root as yaml.safe_dump(root, sort_keys=False) does. A key
+// PyYAML could not write as a simple key (empty, multi-line, 128+ characters)
+// or a value of another type is an error.
 func Dump(root Mapping) (out []byte, err error) {
 	e := &emitter{whitespace: true, indention: true, indent: -1}
 	defer func() {
@@ -201,8 +197,7 @@ func isWS(ch rune) bool {
 	return ch == 0 || ch == ' ' || ch == '\t' || ch == '\r' || isBreak(ch)
 }
 
-// analyzeScalar is PyYAML's analyze_scalar, reduced to what the block
-// context of a record needs.
+// analyzeScalar is PyYAML's analyze_scalar, reduced to a record's needs.
 func analyzeScalar(s []rune) analysis {
 	if len(s) == 0 {
 		return analysis{empty: true, allowBlockPlain: true, allowSingleQuoted: true}
@@ -319,10 +314,8 @@ func (e *emitter) writeLineBreak(data string) {
 	e.b.WriteString(data)
 }
 
-// writeBreaks writes a run of line breaks inside a plain or single-quoted
-// scalar and indents the next line, as write_plain and write_single_quoted
-// do: a run that starts with "\n" gets one more, since a single break would
-// fold into a space when read.
+// writeBreaks writes line breaks inside a plain or single-quoted scalar as
+// PyYAML does: a run starting with "\n" gets one more (one would fold to a space).
 func (e *emitter) writeBreaks(breaks []rune) {
 	if breaks[0] == '\n' {
 		e.writeLineBreak("\n")

@@ -11,35 +11,28 @@ import (
 
 // Limits bound what Load accepts beyond the text's own size.
 type Limits struct {
-	// Nesting is how deeply collections may nest, the root mapping counting
-	// as one (0: no bound).
+	// Nesting bounds collection depth, the root counting one (0: no bound).
 	Nesting int
-	// AliasNodes is how many nodes may be reached through aliases in all
-	// (0: no bound). The document's own nodes are bounded by its size;
-	// anchors that refer to each other (an "alias bomb") are not.
+	// AliasNodes bounds the nodes reached through aliases (0: no bound),
+	// against alias bombs.
 	AliasNodes int
 }
 
-// ErrTooDeep matches a Load error for a document nested deeper than
-// Limits.Nesting; ErrAliasBudget one whose aliases expand to more than
-// Limits.AliasNodes nodes.
+// ErrTooDeep and ErrAliasBudget match Load errors for a document beyond
+// Limits.Nesting or Limits.AliasNodes.
 var (
 	ErrTooDeep     = errors.New("collections nest too deeply")
 	ErrAliasBudget = errors.New("aliases expand to too many nodes")
 )
 
-// Document is a loaded YAML document whose root is a mapping. Its values
-// are typed on demand (Value), as a Python reader that looks up only the
-// fields it knows: an entry nobody asks for is never converted, so it
-// cannot make the document unreadable.
+// Document is a loaded YAML document whose root is a mapping; values are
+// typed on demand (Value), so an entry nobody asks for cannot make it unreadable.
 type Document struct {
 	fields map[string]*yaml.Node
 }
 
 // Load parses text as one YAML document whose root is a mapping, checking
-// lim before anything is converted. Root entries whose key is not a plain
-// string are skipped; a repeated key's last value wins, as in Python.
-// The error says why the text is not such a document.
+// lim first. Non-string root keys are skipped; a repeated key's last value wins.
 func Load(text []byte, lim Limits) (*Document, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(text, &doc); err != nil {
@@ -72,9 +65,8 @@ func Load(text []byte, lim Limits) (*Document, error) {
 	return &Document{fields: fields}, nil
 }
 
-// Value returns the root entry key typed as PyYAML's SafeLoader types it
-// (see the package doc): nil when it is absent or null, an error when it
-// cannot be constructed (a bad !!int, a non-string mapping key).
+// Value returns the root entry key typed as PyYAML's SafeLoader would: nil
+// when absent or null, an error when it cannot be constructed.
 func (d *Document) Value(key string) (any, error) {
 	n, ok := d.fields[key]
 	if !ok || isNull(n) {
@@ -83,13 +75,9 @@ func (d *Document) Value(key string) (any, error) {
 	return nodeValue(n)
 }
 
-// checkTree walks the document below n, following aliases, and returns an
-// error when it nests deeper than lim.Nesting or when aliases expand to
-// more than lim.AliasNodes nodes. Only nodes reached through an alias count
-// against that budget: the document's own nodes are bounded by its size,
-// while anchors that refer to each other (which nodeValue would expand
-// exponentially) are not. The depth bound also stops an anchor that
-// contains itself.
+// checkTree walks n following aliases and fails past lim.Nesting, or when
+// nodes reached through aliases exceed lim.AliasNodes (nodeValue would expand
+// them exponentially). The depth bound also stops a self-containing anchor.
 func checkTree(n *yaml.Node, lim Limits) error {
 	budget := lim.AliasNodes
 	var walk func(n *yaml.Node, depth int, viaAlias bool) error
@@ -172,8 +160,7 @@ func nodeValue(n *yaml.Node) (any, error) {
 	return nil, fmt.Errorf("unsupported YAML node kind %d", n.Kind)
 }
 
-// scalarValue types a scalar as PyYAML's SafeLoader would. Timestamps are
-// kept as their text (a documented simplification).
+// scalarValue types a scalar as PyYAML's SafeLoader would; timestamps stay text.
 func scalarValue(n *yaml.Node) (any, error) {
 	tag := ""
 	switch {

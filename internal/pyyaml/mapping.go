@@ -7,12 +7,8 @@ import (
 	"math/big"
 )
 
-// Mapping is an ORDERED mapping, as a Python dict keeps its insertion
-// order (PyYAML's safe_load builds dicts, safe_dump with sort_keys=False
-// writes them in that order).
-//
-// Values are nil, bool, *big.Int (integers of any size), float64, string,
-// []any of values, or Mapping.
+// Mapping is an ordered mapping, as a Python dict keeps insertion order.
+// Values are nil, bool, *big.Int, float64, string, []any, or Mapping.
 type Mapping []Field
 
 // Field is one key/value pair of a Mapping.
@@ -31,10 +27,8 @@ func (m Mapping) Get(key string) (any, bool) {
 	return nil, false
 }
 
-// Builder builds a Mapping the way a Python dict is filled (by PyYAML's
-// constructor, or by json.loads): a repeated key keeps its first position
-// and takes its last value. Set is constant time (keys are indexed). The
-// zero Builder is ready to use.
+// Builder builds a Mapping as a Python dict is filled: a repeated key keeps
+// its first position and takes its last value. The zero Builder is ready.
 type Builder struct {
 	m     Mapping
 	index map[string]int

@@ -2,11 +2,9 @@ package pyyaml
 
 import "strings"
 
-// whole reports whether body matches s entirely, or s without one trailing
-// newline, as Python's `$` does. The matchX functions below are PyYAML's
-// implicit resolvers' regular expressions written out by hand: each
-// reports exactly what its expression (kept in match_test.go, which checks
-// the two agree) reports for s. No body accepts a "\n" itself, so the two cases never overlap.
+// whole reports whether body matches s, or s without one trailing newline,
+// as Python's `$` does. The matchX functions are PyYAML's resolver regexps
+// by hand; match_test.go checks they agree.
 func whole(s string, body func(string) bool) bool {
 	if body(s) {
 		return true

@@ -8,10 +8,8 @@ import (
 	"unicode/utf8"
 )
 
-// The tags of PyYAML's (YAML 1.1) implicit resolvers. The writer needs the
-// resolvers to know which strings must be quoted (a plain "yes", "1:30" or
-// "2024-01-02" would read back as a bool, an int or a date); the reader
-// needs them to type plain scalars exactly as a Python peer does.
+// The tags of PyYAML's (YAML 1.1) implicit resolvers: the writer quotes a
+// string that would resolve to another tag, the reader types plain scalars.
 const (
 	tagStr   = "str"
 	tagBool  = "bool"
@@ -30,8 +28,7 @@ type resolver struct {
 	tag   string
 }
 
-// resolvers in PyYAML's registration order; resolution tries the ones
-// registered for the value's first character in that order.
+// resolvers, tried in PyYAML's order among those for the first character.
 var resolvers = []resolver{
 	{"yYnNtTfFoO", matchBool, tagBool},
 	{"-+0123456789.", matchFloat, tagFloat},
@@ -135,8 +132,7 @@ func constructFloat(s string) (float64, bool) {
 	return sign * f, true
 }
 
-// pyFloatRepr spells f as PyYAML's represent_float does: Python repr,
-// lowercased, with ".0" put before a bare exponent.
+// pyFloatRepr spells f as represent_float: Python repr, lowercased, ".0" before a bare exponent.
 func pyFloatRepr(f float64) string {
 	switch {
 	case math.IsNaN(f):
@@ -146,8 +142,7 @@ func pyFloatRepr(f float64) string {
 	case math.IsInf(f, -1):
 		return "-.inf"
 	}
-	// Shortest round-trip digits, then Python's repr layout: positional when
-	// -4 <= exponent < 16, scientific otherwise.
+	// Python's repr: positional when -4 <= exponent < 16, else scientific.
 	e := strconv.FormatFloat(f, 'e', -1, 64) // d.ddde±XX
 	neg := strings.HasPrefix(e, "-")
 	e = strings.TrimPrefix(e, "-")

@@ -14,21 +14,15 @@ import (
 	"github.com/leasewrap/leasewrap/internal/fdlock"
 )
 
-// lockPathFlags open a path lock as the peers do (create, read-write,
-// never truncate), plus O_NOFOLLOW and O_NONBLOCK so a planted symlink or
-// FIFO is refused, not followed or hung on. Go adds O_CLOEXEC: a path
-// lock is never inherited.
+// lockPathFlags open a path lock as the peers do, plus O_NOFOLLOW and
+// O_NONBLOCK so a planted symlink or FIFO is refused (Go adds O_CLOEXEC).
 const lockPathFlags = os.O_RDWR | os.O_CREATE | unix.O_NOFOLLOW | unix.O_NONBLOCK
 
-// LockPath takes a flock on the lock file at path (created with perm,
-// before the umask, when missing), shared or exclusive, for a lock this
-// process holds alone and takes by path: a gofrs/flock lock (see
-// docs/LOCKS.md). The file must be a regular file with exactly one link:
-// anything planted (symlink, FIFO, hard link to another file) is an
-// *UnsafeError and is never locked. The wait polls every poll for at most
-// budget; past it the error matches fdlock.ErrTimeout, and when ctx ends
-// first it is ctx's error. Release with Close (the descriptor is the
-// caller's alone).
+// LockPath takes a shared or exclusive gofrs/flock lock on the lock file at
+// path (created with perm if missing; docs/LOCKS.md). Anything but a regular
+// file with one link is an *UnsafeError, never locked. It polls every poll
+// for at most budget (then fdlock.ErrTimeout) or until ctx ends. Release
+// with Close.
 func LockPath(ctx context.Context, path string, shared bool, perm fs.FileMode, poll, budget time.Duration) (*flock.Flock, error) {
 	l := flock.New(path, flock.SetFlag(lockPathFlags), flock.SetPermissions(perm))
 	try := l.TryLockContext

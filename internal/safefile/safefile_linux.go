@@ -1,16 +1,10 @@
-// Package safefile opens the files leasewrap creates, appends to or locks
-// in directories other users may be able to write (a shared claims root, a
-// mode-1777 scratch directory, a team's group-writable home).
+// Package safefile opens the files leasewrap creates, appends to or locks in
+// directories other users may write (docs/SECURITY.md).
 //
-// The rule is about the last path component, the name another user can
-// plant: it is never followed when it is a symbolic link, a FIFO there
-// never blocks the open, and anything but a regular file is refused. A new
-// file is always created exclusively (O_CREAT|O_EXCL), so a planted hard
-// link or symlink at its name is never written through; a file that may
-// already exist and is opened for writing must have exactly one link.
-// Directories above the last component are followed: a root given as a
-// symlink, or a FNO_CLAIMS_ROOT that points at shared storage, is the
-// protocols' own rule. See docs/SECURITY.md.
+// The last path component, the name another user can plant, is never
+// followed as a symlink, a FIFO there never blocks, and only a regular file
+// is accepted. New files are created with O_EXCL; an existing file opened
+// for writing must have exactly one link. Directories above it are followed.
 package safefile
 
 import (
@@ -62,12 +56,9 @@ func Kind(m fs.FileMode) string {
 	return "special file"
 }
 
-// Open opens path with flag (O_RDONLY, O_WRONLY or O_RDWR, optionally
-// O_CREAT and O_APPEND; never O_TRUNC) and perm (before the umask) without
-// following a final symlink and without blocking on a FIFO. Only a regular
-// file is returned; one opened for writing must have exactly one link, so a
-// hard link planted to another file is refused, never written or locked.
-// A missing file (without O_CREAT) is an error matching fs.ErrNotExist.
+// Open opens path with flag (never O_TRUNC) and perm, not following a final
+// symlink nor blocking on a FIFO. Only a regular file is returned, with
+// exactly one link if opened for writing. A missing file matches fs.ErrNotExist.
 func Open(path string, flag int, perm fs.FileMode) (*os.File, error) {
 	if flag&unix.O_TRUNC != 0 {
 		return nil, fmt.Errorf("safefile: open %s: O_TRUNC is never safe here", path)
@@ -94,18 +85,16 @@ func OpenError(path string, err error) error {
 		// O_WRONLY|O_NONBLOCK on a FIFO without a reader.
 		return &UnsafeError{Path: path, What: "is a named pipe or device"}
 	}
-	// The kernel may refuse a planted name with another error (EACCES
-	// for O_CREAT on another user's symlink in a sticky directory): say
-	// what is there.
+	// The kernel may refuse a planted name otherwise (EACCES in a sticky
+	// directory): say what is there.
 	if fi, lerr := os.Lstat(path); lerr == nil && !fi.Mode().IsRegular() {
 		return &UnsafeError{Path: path, What: "is a " + Kind(fi.Mode()) + " (" + err.Error() + ")"}
 	}
 	return err
 }
 
-// CheckOpened applies Open's rule to a file some library opened for
-// writing or locking (fi from fstat of its descriptor, as gofrs/flock's
-// Stat gives): only a regular file with exactly one link.
+// CheckOpened applies Open's rule to a file a library opened (fi from
+// fstat): only a regular file with exactly one link.
 func CheckOpened(fi fs.FileInfo, path string) error {
 	if !fi.Mode().IsRegular() {
 		return &UnsafeError{Path: path, What: "is a " + Kind(fi.Mode()) + ", not a regular file"}
@@ -116,14 +105,9 @@ func CheckOpened(fi fs.FileInfo, path string) error {
 	return nil
 }
 
-// OpenTrustedLink is Open, except that a final symlink owned by this
-// process's effective uid or by root (a link another user cannot have
-// made) is followed one level: an operator's "events.jsonl ->
-// /var/log/fno/events.jsonl" keeps working. The link is inspected through
-// an O_PATH descriptor of the link itself (its owner and target read from
-// the same inode, so it cannot be swapped between the check and the read),
-// and its target is opened with Open: a target that is itself a symlink,
-// a FIFO or a hard-linked file is refused.
+// OpenTrustedLink is Open, except that a final symlink owned by our euid or
+// root is followed one level. The link is read through an O_PATH descriptor
+// (no swap between check and read) and its target opened with Open.
 func OpenTrustedLink(path string, flag int, perm fs.FileMode) (*os.File, error) {
 	f, err := Open(path, flag, perm)
 	var ue *UnsafeError
@@ -170,9 +154,8 @@ func check(f *os.File, path string, writing bool) error {
 	return nil
 }
 
-// CreateExcl creates path exclusively for writing: whatever is already
-// there (a file, a symlink, a FIFO, a hard link to another file) is an
-// error matching fs.ErrExist and is left untouched.
+// CreateExcl creates path exclusively for writing: anything already there
+// matches fs.ErrExist and is left untouched.
 func CreateExcl(path string, perm fs.FileMode) (*os.File, error) {
 	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
 }
@@ -180,11 +163,8 @@ func CreateExcl(path string, perm fs.FileMode) (*os.File, error) {
 // tempTries bounds how many names CreateTemp tries.
 const tempTries = 16
 
-// CreateTemp creates a new temp file exclusively. name(i) gives the i-th
-// candidate (i = 0 first); a candidate that exists is an attack or a crash
-// leftover: it is left alone and the next candidate is tried. An error
-// from name (no random bytes for it) stops the search and is returned. It
-// returns the file and the name it got.
+// CreateTemp creates a new temp file exclusively, trying name(0), name(1),
+// …; an existing candidate is left alone. It returns the file and its name.
 func CreateTemp(name func(i int) (string, error), flag int, perm fs.FileMode) (*os.File, string, error) {
 	var err error
 	for i := 0; i < tempTries; i++ {
@@ -204,9 +184,7 @@ func CreateTemp(name func(i int) (string, error), flag int, perm fs.FileMode) (*
 	return nil, "", fmt.Errorf("safefile: %d temp names taken, last: %w", tempTries, err)
 }
 
-// RandomHex is n random bytes in lowercase hex: an unpredictable name
-// part. It fails only when the kernel gives no random bytes
-// (crypto/rand).
+// RandomHex is n random bytes in lowercase hex, an unpredictable name part.
 func RandomHex(n int) (string, error) {
 	b := make([]byte, n)
 	if _, err := rand.Read(b); err != nil {
@@ -225,9 +203,8 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("%s is larger than %d bytes, more than it may hold; left in place, inspect it", e.Path, e.Limit)
 }
 
-// ReadBounded reads the regular file at path (not through a final symlink,
-// never blocking on a FIFO) up to limit bytes; a larger file is a
-// *TooLargeError, not a truncated read.
+// ReadBounded reads the regular file at path as Open would, up to limit
+// bytes; a larger file is a *TooLargeError, not a truncated read.
 func ReadBounded(path string, limit int64) ([]byte, error) {
 	f, err := Open(path, os.O_RDONLY, 0)
 	if err != nil {

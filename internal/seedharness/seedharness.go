@@ -1,7 +1,5 @@
-// Package seedharness finds the Rust interop harnesses (the seeds' own
-// code, built by `make harnesses`, i.e. .ci/rust-harnesses.sh) for the
-// tests that run leasewrap against them, and runs them with bounded waits
-// on internal/testutil's Proc. Only tests import it.
+// Package seedharness finds and runs, with bounded waits, the Rust interop
+// harnesses `make harnesses` builds. Only tests import it.
 package seedharness
 
 import (
@@ -23,11 +21,8 @@ const Within = 15 * time.Second
 // runWithin bounds a harness command run to its end.
 const runWithin = 30 * time.Second
 
-// Bin returns the harness binary: $env when set, else
-// testdata/<dir>/target/debug/<name> relative to the test's package
-// directory, where `make harnesses` builds it. A missing harness skips the
-// test, except under CI (env CI set), where it fails: an interop test must
-// not silently skip there.
+// Bin returns the harness binary: $env, else testdata/<dir>/target/debug/<name>.
+// A missing harness skips the test, but fails it under CI.
 func Bin(t testing.TB, env, dir, name string) string {
 	t.Helper()
 	if p := os.Getenv(env); p != "" {
@@ -47,9 +42,8 @@ func Bin(t testing.TB, env, dir, name string) string {
 	return p
 }
 
-// Run runs cmd to its end, bounded by a generous 30 s, and returns its
-// trimmed standard output and exit code. cmd.Stderr defaults to the test's
-// standard error.
+// Run runs cmd to its end (bounded by 30 s) and returns its trimmed stdout
+// and exit code; cmd.Stderr defaults to the test's.
 func Run(t testing.TB, cmd *exec.Cmd) (string, int) {
 	t.Helper()
 	if cmd.Stderr == nil {
@@ -68,9 +62,7 @@ func Run(t testing.TB, cmd *exec.Cmd) (string, int) {
 	return strings.TrimSpace(out.String()), code
 }
 
-// Start starts a harness command that keeps running (holding what it
-// took) until its standard input closes (Proc.Stop); its output is read
-// with Proc.Line. cmd.Stderr defaults to the test's standard error. It is
+// Start starts a harness that runs until its stdin closes (Proc.Stop); it is
 // killed and reaped at the test's cleanup.
 func Start(t testing.TB, cmd *exec.Cmd) *testutil.Proc {
 	t.Helper()

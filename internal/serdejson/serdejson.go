@@ -1,7 +1,5 @@
-// Package serdejson writes JSON strings byte for byte as serde_json does,
-// and holds the one check for what serde_json refuses to read and
-// encoding/json would accept (lone surrogates), for records that Rust peers
-// (orchestratectl, bcode) read and write.
+// Package serdejson writes JSON strings byte for byte as serde_json does and
+// refuses lone surrogates as it does, for records Rust peers share.
 package serdejson
 
 import (
@@ -50,12 +48,9 @@ func WriteString(w Writer, s string) {
 	w.WriteByte('"')
 }
 
-// CheckSurrogates rejects what serde_json rejects and encoding/json would
-// silently turn into U+FFFD: a \uXXXX escape of a UTF-16 surrogate that is
-// not a high surrogate directly followed by a \u escape of a low one. raw
-// is a JSON document or string literal; every backslash in well-formed JSON
-// is inside a string, so no string tracking is needed. The messages are
-// serde_json's.
+// CheckSurrogates rejects, with serde_json's messages, a \uXXXX surrogate
+// escape that is not a high one followed by a low one (encoding/json would
+// silently write U+FFFD). raw is a JSON document or string literal.
 func CheckSurrogates[T ~string | ~[]byte](raw T) error {
 	for i := 0; i+6 <= len(raw); i++ {
 		if raw[i] != '\\' {
