@@ -70,9 +70,6 @@ func jobMain() {
 	os.Exit(code)
 }
 
-// counterDDL is the table the job increments under its fence.
-const counterDDL = "create table counter (id int primary key, n bigint not null, fence numeric not null); insert into counter values (1, 0, -1)"
-
 // increment adds one to the counter in one statement that a fence lower
 // than the last writer's cannot pass: the fence recipe a job uses.
 func increment(dsn, fence string, logf func(string, ...any)) error {
