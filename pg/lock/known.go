@@ -53,7 +53,7 @@ func (l *Locker) learn(row *table.Row, sent time.Time) {
 		return
 	}
 	left := row.ExpiresAt.Sub(row.ServerTime) // both the server's, from one statement
-	l.known = known{row: row, until: sent.Add(min(left, safetyPoll)), on: c}
+	l.known = known{row: row, until: sent.Add(min(left, l.safetyPoll)), on: c}
 }
 
 // forget makes the next attempt ask.

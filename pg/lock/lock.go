@@ -45,6 +45,9 @@ type Config struct {
 type Locker struct {
 	cfg Config
 	now func() time.Time // monotonic; a seam for tests
+	// safetyPoll bounds how long a hold stays known (safetyPoll, or
+	// longer in tests).
+	safetyPoll time.Duration
 
 	w     *wake // the latest Notify's, LISTENing or not
 	known known // the hold the last attempt found, while LISTENing
@@ -77,7 +80,7 @@ func New(cfg Config) (*Locker, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Locker{cfg: cfg, now: time.Now}, nil
+	return &Locker{cfg: cfg, now: time.Now, safetyPoll: safetyPoll}, nil
 }
 
 func (l *Locker) Kind() string   { return l.cfg.Kind }
