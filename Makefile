@@ -92,7 +92,7 @@ bench:
 	$(MAKE) bench-etcd bench-pg
 
 # The pg kind against an advisory-lock loop and ShedLock's statements, on a
-# PostgreSQL 15 the benchmark starts itself (pg/scripts/BENCH.md).
+# PostgreSQL 15 the benchmark starts itself (figures: docs/POSTGRES.md, "Measured").
 .PHONY: bench-pg
 bench-pg:
 	GO=$(GO) bash pg/scripts/bench.sh

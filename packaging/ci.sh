@@ -99,7 +99,7 @@ echo "reproducible: $(wc -l <dist/SHA256SUMS) artifacts byte-identical"
 deb=dist/leasewrap_${v}_linux_$arch.deb
 rpmf=dist/leasewrap_${v}_linux_$arch.rpm
 oci=dist/leasewrap_${v}_linux_$arch.oci.tar
-for f in "$deb" "$rpmf" "$tgz" "$oci" "dist/leasewrap_${v}_linux_arm64.tar.gz" "dist/leasewrap_${v}.cdx.json" "dist/leasewrap-etcd_${v}.cdx.json" "dist/leasewrap-kube_${v}.cdx.json"; do
+for f in "$deb" "$rpmf" "$tgz" "$oci" "dist/leasewrap_${v}_linux_arm64.tar.gz" "dist/leasewrap_${v}.cdx.json" "dist/leasewrap-etcd_${v}.cdx.json" "dist/leasewrap-kube_${v}.cdx.json" "dist/leasewrap-pg_${v}.cdx.json"; do
   [ -s "$f" ] || fail "make release wrote no $f"
 done
 
@@ -117,7 +117,7 @@ echo "packages: License Apache-2.0, Recommends bash-completion"
 # make install and make uninstall (DESTDIR): uninstall leaves nothing.
 stage=$work/stage
 make install PREFIX=/usr DESTDIR="$stage" >/dev/null
-for f in usr/bin/leasewrap usr/bin/leasewrap-etcd usr/bin/leasewrap-kube usr/share/man/man1/leasewrap.1 \
+for f in usr/bin/leasewrap usr/bin/leasewrap-etcd usr/bin/leasewrap-kube usr/bin/leasewrap-pg usr/share/man/man1/leasewrap.1 \
   usr/share/bash-completion/completions/leasewrap usr/share/zsh/site-functions/_leasewrap usr/share/fish/vendor_completions.d/leasewrap.fish; do
   [ -s "$stage/$f" ] || fail "make install put no /$f"
 done
@@ -128,14 +128,14 @@ echo "make install, uninstall: nothing left"
 
 # The tarball.
 tar -tzf "$tgz" >"$work/tar.list"
-for f in leasewrap leasewrap-etcd leasewrap-kube man/leasewrap.1 man/leasewrap-flock.1 completions/leasewrap.bash README.md LICENSE NOTICE; do
+for f in leasewrap leasewrap-etcd leasewrap-kube leasewrap-pg man/leasewrap.1 man/leasewrap-flock.1 man/leasewrap-pg.1 completions/leasewrap.bash README.md LICENSE NOTICE; do
   grep -qx "leasewrap_${v}_linux_$arch/$f" "$work/tar.list" || fail "$tgz has no $f"
 done
 
 # The .rpm: what it installs.
 rpm -qlp "$rpmf" >"$work/rpm.list"
 cat "$work/rpm.list"
-for f in /usr/bin/leasewrap /usr/bin/leasewrap-etcd /usr/bin/leasewrap-kube /usr/share/man/man1/leasewrap.1.gz /usr/share/doc/leasewrap/README.md /usr/share/doc/leasewrap/copyright /usr/share/doc/leasewrap/NOTICE; do
+for f in /usr/bin/leasewrap /usr/bin/leasewrap-etcd /usr/bin/leasewrap-kube /usr/bin/leasewrap-pg /usr/share/man/man1/leasewrap.1.gz /usr/share/man/man1/leasewrap-pg.1.gz /usr/share/doc/leasewrap/README.md /usr/share/doc/leasewrap/copyright /usr/share/doc/leasewrap/NOTICE; do
   grep -qx "$f" "$work/rpm.list" || fail "rpm -qlp $rpmf lists no $f"
 done
 
@@ -147,6 +147,10 @@ out=$(env -i PATH=/usr/bin:/bin sh -c "leasewrap flock run $work/cron.lock -- sh
 [ "$out" = "ran under flock" ] || fail "leasewrap flock run under cron's PATH: have $out"
 env -i PATH=/usr/bin:/bin leasewrap --version
 env -i PATH=/usr/bin:/bin leasewrap lock --version | grep -q '^leasewrap-etcd v' || fail "leasewrap lock --version: leasewrap-etcd not found beside leasewrap"
+env -i PATH=/usr/bin:/bin leasewrap kube --version | grep -q '^leasewrap-kube v' || fail "leasewrap kube --version: leasewrap-kube not found beside leasewrap"
+env -i PATH=/usr/bin:/bin leasewrap pg --version | grep -q '^leasewrap-pg v' || fail "leasewrap pg --version: leasewrap-pg not found beside leasewrap"
+env -i PATH=/usr/bin:/bin leasewrap pg --help >"$work/pg-help.txt" 2>&1 || { cat "$work/pg-help.txt"; fail "leasewrap pg --help from the .deb"; }
+grep -q "pg run" "$work/pg-help.txt" || { cat "$work/pg-help.txt"; fail "leasewrap pg --help: no 'pg run' in it"; }
 MANWIDTH=80 man leasewrap >"$work/man.txt" 2>&1 || { cat "$work/man.txt"; fail "man leasewrap"; }
 grep -q "flock run" "$work/man.txt" || fail "man leasewrap: no flock run in the rendered page"
 MANWIDTH=80 man leasewrap-flock >"$work/man-flock.txt" 2>&1 || { cat "$work/man-flock.txt"; fail "man leasewrap-flock"; }
@@ -175,7 +179,7 @@ rootfs=$work/rootfs
 mkdir -p "$rootfs"
 podman export "$ctr" | tar -x -C "$rootfs"
 ls -l "$rootfs"
-for f in leasewrap leasewrap-etcd leasewrap-kube; do [ -x "$rootfs/$f" ] || fail "the image has no /$f"; done
+for f in leasewrap leasewrap-etcd leasewrap-kube leasewrap-pg; do [ -x "$rootfs/$f" ] || fail "the image has no /$f"; done
 for f in LICENSE NOTICE; do [ -s "$rootfs/usr/share/doc/leasewrap/$f" ] || fail "the image has no /usr/share/doc/leasewrap/$f"; done
 # A shell for the jobs (not part of the image), /proc, /tmp, /dev/null.
 mkdir -p "$rootfs/bin" "$rootfs/proc" "$rootfs/tmp" "$rootfs/dev"

@@ -6,7 +6,7 @@
 #   leasewrap_V_linux_{amd64,arm64}.deb/.rpm nfpm; /usr/bin, man, completions,
 #                                            /usr/share/doc/leasewrap
 #   leasewrap_V_linux_{amd64,arm64}.oci.tar  FROM scratch image (podman)
-#   leasewrap{,-etcd,-kube}_V.cdx.json       CycloneDX SBOM of each executable
+#   leasewrap{,-etcd,-kube,-pg}_V.cdx.json   CycloneDX SBOM of each executable
 #                                            (leasewrap's license declared)
 #   SHA256SUMS
 # (V is the version without its "v"). Reproducible: two runs from the same
@@ -35,10 +35,8 @@ mkdir -p "$work"
 # umask and the clock.
 umask 022
 
-# The executables: leasewrap and the siblings it runs (the Postgres kind's
-# once pg/ has one).
-cmds="cmd/leasewrap etcd/cmd/leasewrap-etcd kube/cmd/leasewrap-kube"
-[ ! -d pg/cmd/leasewrap-pg ] || cmds="$cmds pg/cmd/leasewrap-pg"
+# The executables: leasewrap and the siblings it runs.
+cmds="cmd/leasewrap etcd/cmd/leasewrap-etcd kube/cmd/leasewrap-kube pg/cmd/leasewrap-pg"
 
 build() { # arch: the executables into $work/$arch/
   local arch=$1 out=$work/$1 c

@@ -14,6 +14,11 @@
 // acquisitions per timeline. After the timeline changes nothing is
 // granted for the table's largest TTL plus a margin (the quarantine).
 //
+// A waiter that LISTENs for releases answers a hold it found again
+// without a statement until the row may have expired, a NOTIFY for the
+// row arrives or the LISTEN connection drops (known.go), asking at
+// least every 5 s.
+//
 // What is not guaranteed: mutual exclusion in time against a holder that
 // was paused past its deadline; only a store that checks the fence
 // rejects its late writes (docs/POSTGRES.md has the SQL). Loss is found

@@ -40,7 +40,18 @@ type Config struct {
 }
 
 // Locker takes the row. It implements lease.Locker and lease.Notifier.
-type Locker struct{ cfg Config }
+// Like every lease.Locker it is used by one goroutine at a time; its
+// Wake shares that goroutine (the supervisor's attempt loop).
+type Locker struct {
+	cfg Config
+	now func() time.Time // monotonic; a seam for tests
+	// safetyPoll bounds how long a hold stays known (safetyPoll, or
+	// longer in tests).
+	safetyPoll time.Duration
+
+	w     *wake // the latest Notify's, LISTENing or not
+	known known // the hold the last attempt found, while LISTENing
+}
 
 var (
 	_ lease.Locker    = (*Locker)(nil)
@@ -69,7 +80,7 @@ func New(cfg Config) (*Locker, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Locker{cfg: cfg}, nil
+	return &Locker{cfg: cfg, now: time.Now, safetyPoll: safetyPoll}, nil
 }
 
 func (l *Locker) Kind() string   { return l.cfg.Kind }
@@ -99,8 +110,14 @@ var errLocked = errors.New("pg: the row stayed locked")
 
 // Try tries once. It returns the Lease, or the row that kept it from us
 // (nil when the quarantine after a timeline change or a concurrent
-// change did), or an error.
+// change did), or an error. While the waiter LISTENs, a row found held
+// is answered again without a statement until it may have expired
+// (known.go).
 func (l *Locker) Try(ctx context.Context) (*Lease, *table.Row, error) {
+	if row := l.recall(); row != nil {
+		return nil, row, nil
+	}
+	var read time.Time
 	ctx, cancel := context.WithTimeout(ctx, 3*l.cfg.Timeout)
 	defer cancel()
 	var le *Lease
@@ -145,6 +162,7 @@ func (l *Locker) Try(ctx context.Context) (*Lease, *table.Row, error) {
 			}
 			return nil
 		}
+		read = l.now() // before the statement: the row lives its remaining time from no earlier
 		row, err = table.Read(ctx, c.Conn, st.Ident(), l.cfg.Kind, l.cfg.Name)
 		return err
 	})
@@ -163,6 +181,9 @@ func (l *Locker) Try(ctx context.Context) (*Lease, *table.Row, error) {
 		return nil, nil, &lease.HeldError{Kind: l.cfg.Kind, Key: l.cfg.Name, Holder: "the quarantine after a failover",
 			Detail: fmt.Sprintf("%s: nothing is granted until %s (server time), the table's largest TTL plus %v after the change was seen",
 				change, quarantine.Until.UTC().Format(time.RFC3339), table.QuarantineMargin)}
+	}
+	if le == nil {
+		l.learn(row, read)
 	}
 	return le, row, nil
 }

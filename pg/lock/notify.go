@@ -15,10 +15,14 @@ import (
 // Config.Notify, a direct connection of its own that LISTENs on
 // table.Channel and wakes on our row's release; without it (or through a
 // pooler, or while that connection is down), only the supervisor's
-// back-off. Safety never rests on it: every
-// wake-up is followed by an ordinary attempt.
+// back-off. While it LISTENs, attempts between wake-ups may answer from
+// the known hold (known.go). Safety never rests on it: every wake-up is
+// followed by an ordinary attempt, and a hold is known only until the
+// row may have expired.
 func (l *Locker) Notify(ctx context.Context) (lease.Wake, error) {
 	w := &wake{l: l, payload: table.Payload(l.cfg.Store.Ident(), l.cfg.Kind, l.cfg.Name)}
+	l.w = w
+	l.forget()
 	if l.cfg.Notify {
 		w.listen(ctx)
 	}
@@ -26,11 +30,12 @@ func (l *Locker) Notify(ctx context.Context) (lease.Wake, error) {
 }
 
 // wake LISTENs on a direct connection, redialled (at most once per Wait)
-// when it drops.
+// when it drops, unless Config.Notify is off or a pooler answered.
 type wake struct {
 	l       *Locker
 	payload string
 	c       *conn.Conn
+	pooled  bool // a pooler answered: never LISTEN through it
 }
 
 func (w *wake) listen(ctx context.Context) {
@@ -47,6 +52,7 @@ func (w *wake) listen(ctx context.Context) {
 	// connection after we left. Poll instead.
 	var pid uint32
 	if err := c.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil || pid != c.PgConn().PID() {
+		w.pooled = err == nil
 		w.l.cfg.Logger.Debug("LISTEN for releases: not a direct connection (a pooler such as PgBouncer answers); polling", "err", err)
 		c.Close()
 		return
@@ -62,7 +68,7 @@ func (w *wake) listen(ctx context.Context) {
 // Wait blocks until our row's release is announced, max passed, or ctx
 // ended.
 func (w *wake) Wait(ctx context.Context, _ error, max time.Duration) (bool, error) {
-	if w.c == nil || w.c.IsClosed() {
+	if (w.c == nil || w.c.IsClosed()) && w.l.cfg.Notify && !w.pooled {
 		w.Close()
 		w.listen(ctx)
 	}
@@ -74,6 +80,7 @@ func (w *wake) Wait(ctx context.Context, _ error, max time.Duration) (bool, erro
 			break
 		}
 		if n.Payload == w.payload {
+			w.l.forget()
 			return true, nil
 		}
 	}
