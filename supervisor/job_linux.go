@@ -18,24 +18,21 @@ import (
 	"github.com/leasewrap/leasewrap/internal/procstat"
 )
 
-// JobMode chooses what holds a job together: what the lease covers, what
-// is stopped when it is lost, and what must be gone before it is settled.
+// JobMode chooses what holds a job together: what the lease covers and
+// what is stopped before it is settled.
 type JobMode string
 
 const (
-	// JobAuto is a cgroup where leasewrap can create one, else the process
-	// group (the default).
+	// JobAuto is a cgroup where one can be created, else the process group.
 	JobAuto JobMode = "auto"
-	// JobCgroup is a cgroup v2 of the job's own, which no descendant can leave
-	// by setsid or a double fork; the run fails if none can be created.
+	// JobCgroup is a cgroup v2 of the job's own; the run fails without one.
 	JobCgroup JobMode = "cgroup"
 	// JobPgroup is the child's process group, which setsid or setpgid leaves.
 	JobPgroup JobMode = "pgroup"
 )
 
 // JobEnv tells the command its job: "cgroup:<dir>" or "pgroup:<pid of
-// leasewrap>". A nested leasewrap keeps its command in an outer group job,
-// or nests its cgroup in an outer cgroup job.
+// leasewrap>", so a nested leasewrap stays inside it.
 const JobEnv = "LEASEWRAP_JOB"
 
 func (m JobMode) check() error {
@@ -53,16 +50,14 @@ type jobForm struct {
 	joined   bool
 	pgid     int // the child's process group, once started
 	guardPID int // the job guard: never a member of a joined job
-
-	// parent, while set, is where the job's cgroup is to be created at
-	// the first start (--job auto): a run that starts nothing (a replay,
-	// a held lease) creates none. log says which form that start got.
+	// parent, while set, is where --job auto creates the cgroup at the
+	// first start, so a run that starts nothing creates none.
 	parent func() (string, error)
 	log    *slog.Logger
 }
 
-// newJobForm decides the job's form and logs it: --job cgroup creates the
-// cgroup now (an error before anything is acquired), auto at the first start.
+// newJobForm decides the job's form: --job cgroup creates the cgroup now,
+// auto at the first start.
 func (c *Config) newJobForm(log *slog.Logger) (*jobForm, error) {
 	h := &jobForm{}
 	if outer, ok := outerGroup(os.Getenv(JobEnv)); ok {
@@ -114,8 +109,8 @@ func (h *jobForm) create() {
 	h.keepPids(h.log)
 }
 
-// keepPids keeps pidsMargin tasks of the tightest pids limit above the job
-// cgroup for leasewrap, where the pids controller is enabled.
+// keepPids keeps pidsMargin tasks of the pids limit above the job cgroup
+// for leasewrap.
 func (h *jobForm) keepPids(log *slog.Logger) {
 	if n, err := h.cg.KeepPids(pidsMargin); err != nil {
 		log.Debug("could not limit the job cgroup's tasks", "err", err)
@@ -124,9 +119,9 @@ func (h *jobForm) keepPids(log *slog.Logger) {
 	}
 }
 
-// outerGroup reads JobEnv as an outer leasewrap set it for a process-group
-// job and says whether we are still in that job: the leasewrap it names is
-// an ancestor and our group's leader its child (or gone).
+// outerGroup reads a process-group JobEnv and says whether we are still in
+// that job: the leasewrap it names is an ancestor and our group's leader
+// its child (or gone).
 func outerGroup(v string) (int, bool) {
 	pv, ok := strings.CutPrefix(v, "pgroup:")
 	if !ok {
@@ -151,8 +146,6 @@ func outerGroup(v string) (int, bool) {
 	if !found {
 		return 0, false
 	}
-	// The outer wrapper made its child the leader of the job's group: we
-	// are that child, or the group's leader is.
 	st, err := procstat.Read(unix.Getpgrp())
 	if err != nil {
 		return outer, outer != 1 // the leader is gone; its group lives on
@@ -160,8 +153,7 @@ func outerGroup(v string) (int, bool) {
 	return outer, st.PPID == outer
 }
 
-// into makes cmd's child born into the job (CLONE_INTO_CGROUP, or a group
-// of its own unless joined) and sets JobEnv.
+// into makes cmd's child born into the job and sets JobEnv.
 func (h *jobForm) into(cmd *exec.Cmd) {
 	if h.parent != nil {
 		h.create()
@@ -188,8 +180,8 @@ func (h *jobForm) started(ch *child) {
 // pgroupForm is the process-group form for a child of its own group.
 func pgroupForm(pgid int) *jobForm { return &jobForm{pgid: pgid} }
 
-// forward passes a signal on to the job: its process group, or every
-// member when that group is an outer wrapper's.
+// forward passes a signal on to the job's process group, or to every
+// member of a joined job.
 func (h *jobForm) forward(sig unix.Signal) error {
 	if h.joined {
 		return h.signal(sig)
@@ -197,8 +189,7 @@ func (h *jobForm) forward(sig unix.Signal) error {
 	return unix.Kill(-h.pgid, sig)
 }
 
-// signal sends sig to every member of the job; SIGKILL of a cgroup job is
-// cgroup.kill, which also reaches what forks meanwhile.
+// signal sends sig to every member of the job (SIGKILL: cgroup.kill).
 func (h *jobForm) signal(sig unix.Signal) error {
 	switch {
 	case h.cg != nil:
@@ -251,8 +242,8 @@ func (h *jobForm) members() []member {
 	return liveProcs(func(_ int, st procstat.Stat) bool { return st.PGRP == h.pgid })
 }
 
-// guardMessage tells the guard what to kill should leasewrap die:
-// "J<pgid> <cgroup dir>\n" (pgid 0 for a joined job).
+// guardMessage tells the guard what to kill: "J<pgid> <cgroup dir>\n"
+// (pgid 0 for a joined job).
 func (h *jobForm) guardMessage() []byte {
 	pgid := h.pgid
 	if h.joined {
@@ -276,9 +267,8 @@ func (h *jobForm) String() string {
 	return fmt.Sprintf("process group %d", h.pgid)
 }
 
-// close removes the job's cgroup once the job is over (one with members
-// left is left for a later sweep), and now and then sweeps what SIGKILLed
-// leasewraps left beside it.
+// close removes the job's cgroup if empty, and now and then sweeps those
+// that killed leasewraps left.
 func (h *jobForm) close(log *slog.Logger) {
 	threads.drop() // a run that started nothing lets the threads go
 	if h == nil || h.cg == nil {
@@ -332,8 +322,8 @@ type member struct {
 
 func (m member) String() string { return fmt.Sprintf("%d (%s)", m.pid, m.comm) }
 
-// liveProcs lists the live (not zombie) processes keep accepts; without
-// /proc, one unknown member (not proven empty).
+// liveProcs lists the live processes keep accepts; without /proc, one
+// unknown member (not proven empty).
 func liveProcs(keep func(int, procstat.Stat) bool) []member {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
@@ -352,9 +342,8 @@ func liveProcs(keep func(int, procstat.Stat) bool) []member {
 	return out
 }
 
-// stopForShell handles a job stopped by ^Z at its terminal: leasewrap
-// takes the terminal back and stops itself so the shell sees its job
-// stopped; on SIGCONT it hands the terminal back and continues the job.
+// stopForShell handles a job stopped by ^Z: leasewrap takes the terminal
+// back and stops itself; continued, it gives the job the terminal again.
 func (r *runner) stopForShell(ch *child) {
 	if !r.foreground {
 		return
@@ -362,7 +351,6 @@ func (r *runner) stopForShell(ch *child) {
 	stdin := r.cfg.Stdin
 	setForeground(stdin, unix.Getpgrp())
 	unix.Kill(os.Getpid(), unix.SIGSTOP)
-	// Continued.
 	if fg, err := unix.IoctlGetInt(int(stdin.Fd()), unix.TIOCGPGRP); err == nil && fg == unix.Getpgrp() {
 		setForeground(stdin, ch.form.pgid) // fg: the job gets the terminal again
 	}
@@ -370,7 +358,7 @@ func (r *runner) stopForShell(ch *child) {
 }
 
 // setForeground makes pgid the terminal's foreground group, with SIGTTOU
-// blocked (not ignored, which a child would inherit) on this thread.
+// blocked (not ignored, which a child would inherit).
 func setForeground(tty *os.File, pgid int) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
