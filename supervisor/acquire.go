@@ -394,29 +394,17 @@ func (r *runner) readyToStart(ctx context.Context, j *job, ls lease.Lease, at ti
 		return at, err
 	}
 	at, err := r.onStart(ctx, j, ls, at)
-	if err == nil {
-		r.emitAcquired(ls, at)
+	if err != nil {
+		return at, err
 	}
-	return at, err
-}
-
-// emitAcquired tells observers (/readyz, lease_held) that the lease is held
-// before the command starts, so a job that asks them is told the truth.
-func (r *runner) emitAcquired(ls lease.Lease, at time.Time) {
+	// Observers (/readyz, lease_held) learn the lease is held before the
+	// command starts, so a job that asks them is told the truth.
 	var fence time.Time
 	if k, err := renew.New(r.cfg.renewConfig(ls.TTL(), ls.Renew), at); err == nil {
 		fence = k.Fence()
 	}
 	r.emit(Event{Type: EventAcquired, Holder: ls.Holder(), Fence: fence})
-}
-
-// startGuard starts a job guard from the helper executable.
-func (r *runner) startGuard() (*guard, error) {
-	exe, err := r.helperExe("job guard")
-	if err != nil {
-		return nil, err
-	}
-	return startGuard(exe)
+	return at, nil
 }
 
 // helperExe is the executable of the helper roles.

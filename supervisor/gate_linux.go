@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -46,12 +47,7 @@ func runGate(v string) int {
 		return exitGateClosed
 	}
 	unix.Close(fd)
-	env := make([]string, 0, len(os.Environ()))
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, gateEnv+"=") {
-			env = append(env, kv)
-		}
-	}
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, gateEnv+"=") })
 	err = syscall.Exec(os.Args[1], os.Args[2:], env)
 	fmt.Fprintf(os.Stderr, "leasewrap: exec %s: %v\n", os.Args[1], err)
 	// The file changed since Resolve looked: env(1)'s codes.

@@ -81,18 +81,23 @@ func startGuarded(cmd *exec.Cmd, t *guard, hold *jobForm) (*child, error) {
 	return ch, nil
 }
 
-// startGuard starts a job guard that waits on its pipe for its job.
-func startGuard(exe string) (*guard, error) {
+// startGuard starts a job guard from the helper executable; it waits on
+// its pipe for its job.
+func (r *runner) startGuard() (*guard, error) {
+	exe, err := r.helperExe("job guard")
+	if err != nil {
+		return nil, err
+	}
 	t := &guard{release: make(chan struct{})}
-	r, w, err := os.Pipe()
+	pr, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("supervisor: job guard pipe: %w", err)
 	}
-	defer r.Close()
+	defer pr.Close()
 	cmd := exec.Command(exe)
 	// GOMAXPROCS=1: each P may cost the guard a thread.
 	cmd.Env = append(os.Environ(), guardEnv+"=1", guardFDEnv+"=3", "GOMAXPROCS=1")
-	cmd.ExtraFiles = []*os.File{r}
+	cmd.ExtraFiles = []*os.File{pr}
 	startThreads()
 	if threads != nil { // tasks are limited
 		rr, rw, err := os.Pipe()

@@ -260,18 +260,8 @@ func (r *runner) newHookBox(log *slog.Logger) *hookBox {
 	if r.cfg.Job == JobPgroup {
 		return b
 	}
-	parent := cgroup.Parent
-	if r.cfg.cgroupParent != nil {
-		parent = r.cfg.cgroupParent
-	}
-	dir, err := parent()
-	if errors.Is(err, cgroup.ErrUndelegated) && r.cfg.Job == JobCgroup {
-		err = nil // as the job's own cgroup (--job cgroup)
-	}
-	if err == nil {
-		b.cg, err = cgroup.Create(dir)
-	}
-	if err != nil {
+	var err error
+	if b.cg, err = r.cfg.newCgroup(nil); err != nil {
 		log.Debug("hooks run in a process group of their own (no cgroup)", "why", err.Error())
 	}
 	return b
@@ -287,10 +277,7 @@ func (b *hookBox) form() string {
 // members lists the hook's live processes (pgid: its shell's group).
 func (b *hookBox) members(pgid int) []member {
 	if b.cg == nil {
-		if unix.Kill(-pgid, 0) == unix.ESRCH {
-			return nil
-		}
-		return liveProcs(func(_ int, st procstat.Stat) bool { return st.PGRP == pgid })
+		return groupMembers(pgid)
 	}
 	pids, _ := b.cg.Members()
 	out := make([]member, 0, len(pids))

@@ -50,10 +50,10 @@ type jobForm struct {
 	joined   bool
 	pgid     int // the child's process group, once started
 	guardPID int // the job guard: never a member of a joined job
-	// parent, while set, is where --job auto creates the cgroup at the
-	// first start, so a run that starts nothing creates none.
-	parent func() (string, error)
-	log    *slog.Logger
+	// lazy, while set, is the config under which --job auto creates the
+	// cgroup at the first start, so a run that starts nothing creates none.
+	lazy *Config
+	log  *slog.Logger
 }
 
 // newJobForm decides the job's form: --job cgroup creates the cgroup now,
@@ -64,59 +64,50 @@ func (c *Config) newJobForm(log *slog.Logger) (*jobForm, error) {
 		h.joined = true
 		log.Debug("inside the process-group job of an outer leasewrap; the command stays in its group", "outer_pid", outer, "pgid", unix.Getpgrp())
 	}
-	if c.Job == JobPgroup {
+	switch c.Job {
+	case JobPgroup:
 		log.Debug("job form: process group", "why", "--job pgroup")
-		return h, nil
+	case JobCgroup:
+		if err := h.create(c, log); err != nil {
+			return nil, fmt.Errorf("supervisor: --job cgroup: %w (use --job auto or pgroup to run in a process group)", err)
+		}
+	default:
+		h.lazy, h.log = c, log
 	}
-	parent := cgroup.Parent
-	if c.cgroupParent != nil {
-		parent = c.cgroupParent
-	}
-	if c.Job != JobCgroup {
-		h.parent, h.log = parent, log
-		return h, nil
-	}
-	dir, err := parent()
-	if errors.Is(err, cgroup.ErrUndelegated) {
-		log.Debug("our cgroup is a systemd unit's not marked delegated; --job cgroup uses it anyway", "why", err.Error())
-		err = nil
-	}
-	if err == nil {
-		h.cg, err = cgroup.Create(dir)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("supervisor: --job cgroup: %w (use --job auto or pgroup to run in a process group)", err)
-	}
-	log.Debug("job form: cgroup", "cgroup", h.cg.Dir())
-	h.keepPids(log)
 	return h, nil
 }
 
-// create makes the job's cgroup at the first start, or settles on the
-// process group, saying why.
-func (h *jobForm) create() {
-	parent := h.parent
-	h.parent = nil
-	dir, err := parent()
-	if err == nil {
-		h.cg, err = cgroup.Create(dir)
+// newCgroup creates a cgroup under the parent cgroup; --job cgroup accepts
+// a systemd unit's cgroup not marked delegated (said on log, if not nil).
+func (c *Config) newCgroup(log *slog.Logger) (*cgroup.Group, error) {
+	dir, err := c.cgroupParent()
+	if errors.Is(err, cgroup.ErrUndelegated) && c.Job == JobCgroup {
+		if log != nil {
+			log.Debug("our cgroup is a systemd unit's not marked delegated; --job cgroup uses it anyway", "why", err.Error())
+		}
+		err = nil
 	}
 	if err != nil {
-		h.log.Debug("job form: process group (no cgroup of its own)", "why", err.Error())
-		return
+		return nil, err
 	}
-	h.log.Debug("job form: cgroup", "cgroup", h.cg.Dir())
-	h.keepPids(h.log)
+	return cgroup.Create(dir)
 }
 
-// keepPids keeps pidsMargin tasks of the pids limit above the job cgroup
-// for leasewrap.
-func (h *jobForm) keepPids(log *slog.Logger) {
+// create makes the job's cgroup and keeps pidsMargin tasks of the pids
+// limit above it for leasewrap.
+func (h *jobForm) create(c *Config, log *slog.Logger) error {
+	cg, err := c.newCgroup(log)
+	if err != nil {
+		return err
+	}
+	h.cg = cg
+	log.Debug("job form: cgroup", "cgroup", h.cg.Dir())
 	if n, err := h.cg.KeepPids(pidsMargin); err != nil {
 		log.Debug("could not limit the job cgroup's tasks", "err", err)
 	} else if n > 0 {
 		log.Debug("job cgroup limited to leave tasks for leasewrap", "pids_max", n, "kept", pidsMargin)
 	}
+	return nil
 }
 
 // outerGroup reads a process-group JobEnv and says whether we are still in
@@ -155,8 +146,11 @@ func outerGroup(v string) (int, bool) {
 
 // into makes cmd's child born into the job and sets JobEnv.
 func (h *jobForm) into(cmd *exec.Cmd) {
-	if h.parent != nil {
-		h.create()
+	if c := h.lazy; c != nil {
+		h.lazy = nil
+		if err := h.create(c, h.log); err != nil {
+			h.log.Debug("job form: process group (no cgroup of its own)", "why", err.Error())
+		}
 	}
 	cmd.SysProcAttr.Setpgid = !h.joined
 	cmd.SysProcAttr.Foreground = cmd.SysProcAttr.Foreground && !h.joined
@@ -236,10 +230,15 @@ func (h *jobForm) members() []member {
 	case h.joined:
 		return descendants(os.Getpid(), h.guardPID)
 	}
-	if unix.Kill(-h.pgid, 0) == unix.ESRCH {
+	return groupMembers(h.pgid)
+}
+
+// groupMembers lists the live processes of process group pgid.
+func groupMembers(pgid int) []member {
+	if unix.Kill(-pgid, 0) == unix.ESRCH {
 		return nil // empty, without reading /proc
 	}
-	return liveProcs(func(_ int, st procstat.Stat) bool { return st.PGRP == h.pgid })
+	return liveProcs(func(_ int, st procstat.Stat) bool { return st.PGRP == pgid })
 }
 
 // guardMessage tells the guard what to kill: "J<pgid> <cgroup dir>\n"

@@ -46,9 +46,6 @@ func (e *ExecError) Is(target error) bool { return target == ErrStart }
 // resolve settles j's command before any lease is taken, with the key and
 // holder it will get in its environment.
 func (j *job) resolve(dir string, env []string) error {
-	if env == nil {
-		env = os.Environ()
-	}
 	holder := "" // known before acquiring when the locker says it
 	if h, ok := j.locker.(lease.Identity); ok {
 		holder = h.Holder()
@@ -180,7 +177,7 @@ func checkFile(p string) *ExecError {
 		return &ExecError{Code: CodeNotFound, Err: errors.Unwrap(err)}
 	case err != nil:
 		// env(1) gives 126 for everything but ENOENT.
-		return &ExecError{Code: CodeNotExecutable, Err: unwrapPathErr(err)}
+		return &ExecError{Code: CodeNotExecutable, Err: errors.Unwrap(err)}
 	case fi.IsDir():
 		return &ExecError{Code: CodeNotExecutable, Err: errors.New("is a directory")}
 	case !fi.Mode().IsRegular():
@@ -190,14 +187,6 @@ func checkFile(p string) *ExecError {
 		return &ExecError{Code: CodeNotExecutable, Err: err}
 	}
 	return nil
-}
-
-func unwrapPathErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // scriptHead is how much the kernel reads for a #! line (BINPRM_BUF_SIZE).

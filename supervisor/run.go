@@ -14,6 +14,7 @@ import (
 	"github.com/oklog/run"
 	"golang.org/x/sys/unix"
 
+	"github.com/leasewrap/leasewrap/internal/cgroup"
 	"github.com/leasewrap/leasewrap/lease"
 )
 
@@ -110,7 +111,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		defer signal.Stop(r.sigs)
 		defer signal.Stop(r.chld)
 	}
-	return r.run(ctx)
+	res, err := r.run(ctx)
+	res.Splayed = r.splayed
+	return res, err
 }
 
 // withDefaults fills the zero fields that mean a default.
@@ -118,8 +121,8 @@ func withDefaults(c Config) Config {
 	if c.FinishTimeout == 0 {
 		c.FinishTimeout = defaultFinishTimeout
 	}
-	if c.Anchor == "" {
-		c.Anchor = AnchorAuto
+	if c.cgroupParent == nil {
+		c.cgroupParent = cgroup.Parent
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -143,12 +146,6 @@ func withDefaults(c Config) Config {
 }
 
 func (r *runner) run(ctx context.Context) (Result, error) {
-	res, err := r.runSplayed(ctx)
-	res.Splayed = r.splayed
-	return res, err
-}
-
-func (r *runner) runSplayed(ctx context.Context) (Result, error) {
 	var err error
 	if r.splayed, err = r.splay(ctx); err != nil {
 		return notAcquired(err)
@@ -183,12 +180,7 @@ func notAcquired(err error) (Result, error) {
 	case errors.As(err, &abort):
 		return Result{Outcome: Aborted, Signal: abort.sig, Cause: err}, nil
 	case errors.Is(err, lease.ErrHeld), errors.Is(err, ErrWaitTimeout):
-		res := Result{Outcome: Conflict, Cause: err}
-		var held *lease.HeldError
-		if errors.As(err, &held) {
-			res.Holder = held.Holder
-		}
-		return res, nil
+		return Result{Outcome: Conflict, Cause: err, Holder: heldBy(err)}, nil
 	}
 	return Result{}, err
 }

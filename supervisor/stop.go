@@ -13,7 +13,7 @@ type stopper struct {
 	job         *jobForm
 	sig         unix.Signal      // the stop signal
 	grace       time.Duration    // between the stop signal and SIGKILL
-	leaseKillBy func() time.Time // nil or zero: a lease without TTL
+	leaseKillBy func() time.Time // zero: a lease without TTL
 	stopping    bool             // the stop signal was sent
 	killBy      time.Time        // the stop's own kill deadline, once stopping
 	killed      bool             // SIGKILL was sent
@@ -68,7 +68,7 @@ func (s *stopper) due() (expired bool) {
 		return false
 	}
 	now := time.Now()
-	if lk := s.lease(); !lk.IsZero() && !now.Before(lk) {
+	if lk := s.leaseKillBy(); !lk.IsZero() && !now.Before(lk) {
 		s.kill()
 		return true
 	}
@@ -80,13 +80,6 @@ func (s *stopper) due() (expired bool) {
 	return false
 }
 
-func (s *stopper) lease() time.Time {
-	if s.leaseKillBy == nil {
-		return time.Time{}
-	}
-	return s.leaseKillBy()
-}
-
 func (s *stopper) kill() {
 	s.killed = true
 	s.job.signal(unix.SIGKILL)
@@ -95,7 +88,7 @@ func (s *stopper) kill() {
 
 // arm sets the timer for the earliest kill deadline.
 func (s *stopper) arm() {
-	at := s.lease()
+	at := s.leaseKillBy()
 	if s.stopping && (at.IsZero() || s.killBy.Before(at)) {
 		at = s.killBy
 	}

@@ -92,9 +92,12 @@ func (l *loop) run(ctx context.Context) (status lease.Result, loss error, timedO
 	defer l.stop.close()
 	l.poll = time.NewTicker(reapPoll)
 	defer l.poll.Stop()
-	stopC, lostC, timeC := ctx.Done(), l.done, l.timeoutC()
-	if l.limit != nil {
-		defer l.limit.Stop()
+	stopC, lostC := ctx.Done(), l.done
+	var timeC <-chan time.Time
+	if !l.timeLimit.IsZero() {
+		limit := time.NewTimer(time.Until(l.timeLimit))
+		defer limit.Stop()
+		timeC = limit.C
 	}
 	for {
 		if l.reap() {
@@ -130,19 +133,16 @@ func (l *loop) run(ctx context.Context) (status lease.Result, loss error, timedO
 
 // loop is the supervision of one job and the state it keeps meanwhile.
 type loop struct {
-	r      *runner
-	child  *child
-	lease  lease.Lease
-	done   <-chan struct{} // the lease's own loss, pushed (nil: never)
-	holder string
-	log    *slog.Logger
-	keeper *renew.Keeper // nil: no keeper (its config was refused)
-	stop   *stopper
-	poll   *time.Ticker
-	// timeLimit is when the job is stopped for running too long (zero:
-	// never); limit is its timer.
-	timeLimit time.Time
-	limit     *time.Timer
+	r         *runner
+	child     *child
+	lease     lease.Lease
+	done      <-chan struct{} // the lease's own loss, pushed (nil: never)
+	holder    string
+	log       *slog.Logger
+	keeper    *renew.Keeper // nil: no keeper (its config was refused)
+	stop      *stopper
+	poll      *time.Ticker
+	timeLimit time.Time               // when the job is stopped for running too long (zero: never)
 	forwarded map[syscall.Signal]bool // terminating signals passed on to the job
 	status    lease.Result            // the child's, once exited
 	exited    bool                    // the child exited (reaped)
@@ -156,7 +156,7 @@ func (r *runner) loop(a *acquired, k *renew.Keeper, limit time.Time, log *slog.L
 	if a.forwarded != 0 {
 		l.forwarded[a.forwarded] = true
 	}
-	var killBy func() time.Time
+	killBy := func() time.Time { return time.Time{} } // no keeper: no lease deadline
 	if k != nil {
 		killBy = k.KillBy
 	}
@@ -246,15 +246,6 @@ func (l *loop) lossCause() error {
 // keeper reported its fence.
 func (l *loop) expired() error {
 	return fmt.Errorf("%w: %w", lease.ErrLost, &renew.FenceError{Late: time.Since(l.keeper.Fence())})
-}
-
-// timeoutC delivers when the time limit is reached (nil: no limit).
-func (l *loop) timeoutC() <-chan time.Time {
-	if l.timeLimit.IsZero() {
-		return nil
-	}
-	l.limit = time.NewTimer(time.Until(l.timeLimit))
-	return l.limit.C
 }
 
 // timeOut stops a job past its time limit as on a loss; the lease is
