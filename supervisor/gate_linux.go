@@ -106,18 +106,23 @@ func startGated(cmd *exec.Cmd, exe string) (*child, error) {
 	return &child{pid: pid, form: pgroupForm(pid), gate: ours}, nil
 }
 
-// gateReadyWait bounds awaitGate, on the monotonic clock.
-const gateReadyWait = 5 * time.Second
+// readyWait bounds the wait for a helper's readiness byte.
+const readyWait = 5 * time.Second
+
+// awaitByte returns once f gives a byte or EOF (the helper is gone), or at
+// readyWait.
+func awaitByte(f *os.File) {
+	f.SetReadDeadline(time.Now().Add(readyWait))
+	var b [1]byte
+	f.Read(b[:])
+}
 
 // awaitGate waits until the gate has set the command's signal dispositions
 // (or is gone).
 func (ch *child) awaitGate() {
-	if ch.gate == nil {
-		return
+	if ch.gate != nil {
+		awaitByte(ch.gate)
 	}
-	ch.gate.SetReadDeadline(time.Now().Add(gateReadyWait))
-	var b [1]byte
-	ch.gate.Read(b[:]) // a byte, EOF (the gate is gone) or the deadline: go on
 }
 
 // release lets a gated child run its command; a gate already gone is not

@@ -124,19 +124,13 @@ func (r *runner) startGuard() (*guard, error) {
 	return t, nil
 }
 
-// guardReadyWait bounds awaitReady.
-const guardReadyWait = 5 * time.Second
-
 // awaitReady waits, where tasks are limited, for the guard's readiness.
 func (t *guard) awaitReady() {
-	if t.ready == nil {
-		return
+	if t.ready != nil {
+		awaitByte(t.ready)
+		t.ready.Close()
+		t.ready = nil
 	}
-	var b [1]byte
-	t.ready.SetReadDeadline(time.Now().Add(guardReadyWait))
-	t.ready.Read(b[:])
-	t.ready.Close()
-	t.ready = nil
 }
 
 // done gives the all-clear and reaps the guard; it is idempotent.

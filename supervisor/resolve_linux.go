@@ -74,6 +74,9 @@ func Resolve(argv []string, dir string, env []string) (path string, args []strin
 	if len(argv) == 0 || argv[0] == "" {
 		return "", nil, ErrEmptyCommand
 	}
+	if env == nil {
+		env = os.Environ()
+	}
 	name := argv[0]
 	var found string
 	var hd fileHead // found's first bytes, read once
@@ -113,9 +116,6 @@ func Resolve(argv []string, dir string, env []string) (path string, args []strin
 	if hd.needsShell() {
 		path, args = shell, append([]string{shell, found}, argv[1:]...)
 	}
-	if env == nil {
-		env = os.Environ()
-	}
 	if err := checkArgSize(path, args, env); err != nil {
 		return "", nil, err
 	}
@@ -124,12 +124,6 @@ func Resolve(argv []string, dir string, env []string) (path string, args []strin
 
 // searchPath is the PATH the child would search.
 func searchPath(env []string) string {
-	if env == nil {
-		if p, ok := os.LookupEnv("PATH"); ok {
-			return p
-		}
-		return defaultPath
-	}
 	for i := len(env) - 1; i >= 0; i-- {
 		if v, ok := strings.CutPrefix(env[i], "PATH="); ok {
 			return v
@@ -262,11 +256,13 @@ var errArgTooLong = errors.New("argument list too long (E2BIG)")
 
 // checkArgSize refuses an argv and environment execve would refuse with E2BIG.
 func checkArgSize(path string, argv, env []string) *ExecError {
+	need := uint64(len(path)+1) + envMargin // each string with its NUL and a pointer
 	for i, s := range argv {
 		if len(s)+1 > maxArgStrlen {
 			return &ExecError{Path: argv[0], Code: CodeNotExecutable, Err: fmt.Errorf("%w: argument %d is %d bytes, more than the %d one argument may have (MAX_ARG_STRLEN); pass it in a file or on stdin",
 				errArgTooLong, i, len(s), maxArgStrlen-1)}
 		}
+		need += uint64(len(s)+1) + 8
 	}
 	for _, s := range env {
 		if len(s)+1 > maxArgStrlen {
@@ -274,6 +270,7 @@ func checkArgSize(path string, argv, env []string) *ExecError {
 			return &ExecError{Path: argv[0], Code: CodeNotExecutable, Err: fmt.Errorf("%w: environment variable %s is %d bytes, more than the %d one may have (MAX_ARG_STRLEN)",
 				errArgTooLong, name, len(s), maxArgStrlen-1)}
 		}
+		need += uint64(len(s)+1) + 8
 	}
 	limit := uint64(stkLim / 4 * 3)
 	var rl unix.Rlimit
@@ -281,13 +278,6 @@ func checkArgSize(path string, argv, env []string) *ExecError {
 		limit = min(limit, rl.Cur/4)
 	}
 	limit = max(limit, argMax)
-	need := uint64(len(path)+1) + envMargin
-	for _, s := range argv {
-		need += uint64(len(s)+1) + 8
-	}
-	for _, s := range env {
-		need += uint64(len(s)+1) + 8
-	}
 	if need > limit {
 		return &ExecError{Path: argv[0], Code: CodeNotExecutable, Err: fmt.Errorf("%w: the command line and environment take %d bytes (with %d kept for leasewrap's own variables), more than the %d the kernel copies (a quarter of the stack limit, `ulimit -s`, at most 6 MiB); pass data in a file or on stdin",
 			errArgTooLong, need, envMargin, limit)}

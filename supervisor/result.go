@@ -30,12 +30,7 @@ const (
 
 var outcomeNames = [...]string{Ran: "ran", Replayed: "replayed", Conflict: "conflict", Lost: "lost", Aborted: "aborted", PreStepFailed: "pre-step failed", TimedOut: "timed out"}
 
-func (o Outcome) String() string {
-	if int(o) < len(outcomeNames) && outcomeNames[o] != "" {
-		return outcomeNames[o]
-	}
-	return "unknown"
-}
+func (o Outcome) String() string { return nameOf(outcomeNames[:], int(o)) }
 
 // Result is what happened in a run; Run's error is for failures only.
 type Result struct {
@@ -82,9 +77,11 @@ var eventNames = [...]string{EventWaiting: "waiting", EventAcquired: "acquired",
 	EventStarted: "started", EventLost: "lost", EventFinished: "finished",
 	EventSplay: "splay"}
 
-func (t EventType) String() string {
-	if int(t) < len(eventNames) && eventNames[t] != "" {
-		return eventNames[t]
+func (t EventType) String() string { return nameOf(eventNames[:], int(t)) }
+
+func nameOf(names []string, i int) string {
+	if i < len(names) && names[i] != "" {
+		return names[i]
 	}
 	return "unknown"
 }

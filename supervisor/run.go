@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/leasewrap/leasewrap/internal/cgroup"
+	_ "github.com/leasewrap/leasewrap/internal/linuxonly" // on another OS, one build error saying leasewrap is Linux-only
 	"github.com/leasewrap/leasewrap/lease"
 )
 

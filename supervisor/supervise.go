@@ -271,9 +271,7 @@ func (l *loop) forwardedEnd(st lease.Result) syscall.Signal {
 	return 0
 }
 
-// maxLoggedMembers bounds the pids a straggler log line lists.
+// maxLoggedMembers bounds the members a log line lists.
 const maxLoggedMembers = 5
 
-func firstMembers(m []member) []member {
-	return m[:min(len(m), maxLoggedMembers)]
-}
+func firstMembers(m []member) []member { return m[:min(len(m), maxLoggedMembers)] }
