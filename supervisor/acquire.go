@@ -20,8 +20,7 @@ import (
 	"github.com/leasewrap/leasewrap/renew"
 )
 
-// SplayOffset is the wait Config.Splay asks for: an offset in [0, d) hashed
-// from host, kind and key, so each host keeps a steady schedule.
+// SplayOffset is Config.Splay's wait: an offset in [0, d) hashed from host, kind and key.
 func SplayOffset(host, kind, key string, d time.Duration) time.Duration {
 	if d <= 0 {
 		return 0
@@ -91,8 +90,7 @@ const (
 // waitReportEvery is how often a waiter says again whom it waits for.
 const waitReportEvery = time.Minute
 
-// acquire takes j's lease and starts j's command under it: the attempt loop
-// and a watcher of the run's signals, as two actors.
+// acquire takes j's lease and starts j's command: attempt loop and signal watcher.
 func (r *runner) acquire(ctx context.Context, j *job) (*acquired, error) {
 	var (
 		got     *acquired
@@ -250,8 +248,7 @@ func heldAttrs(err error) []any {
 	return append([]any{"holder", held.Holder}, held.HolderAttrs()...)
 }
 
-// queued waits in the kind's own queue until Wait runs out; a lease lost
-// again before the command starts only costs the waiter its place.
+// queued waits in the kind's own queue until Wait runs out.
 func (r *runner) queued(ctx context.Context, j *job, q lease.Queuer) (*acquired, error) {
 	qctx, cancel := context.WithTimeout(ctx, r.cfg.Wait)
 	defer cancel()
@@ -276,8 +273,7 @@ func (r *runner) queued(ctx context.Context, j *job, q lease.Queuer) (*acquired,
 			}
 			return nil, err
 		}
-		// The fence counts from the kind's last confirmation if recent
-		// enough, else from a renewal now.
+		// The fence counts from the kind's last confirmation, else a renewal now.
 		at := time.Now()
 		if c, ok := ls.(lease.Confirmed); ok && ls.TTL() > 0 && !c.ConfirmedAt().IsZero() && r.cfg.checkStartMargin(ls, c.ConfirmedAt()) == nil {
 			at = c.ConfirmedAt()
@@ -316,8 +312,7 @@ func (r *runner) attempt(ctx context.Context, j *job) (*acquired, error) {
 		return r.startUnder(ctx, j, ls, at)
 	}
 
-	// An anchored kind records the job's pid: start it behind the exec gate
-	// first, unless the lease is visibly held.
+	// An anchored kind records the job's pid: start it behind the exec gate first.
 	if err := an.Probe(ctx); err != nil {
 		return nil, err
 	}
@@ -349,8 +344,7 @@ func (r *runner) attempt(ctx context.Context, j *job) (*acquired, error) {
 	return &acquired{lease: ls, child: ch, at: at, anchored: true}, nil
 }
 
-// startUnder starts j's command under ls, taken by an attempt begun at at;
-// the lease is settled as never run if the command cannot start.
+// startUnder starts j's command under ls, taken by an attempt begun at at.
 func (r *runner) startUnder(ctx context.Context, j *job, ls lease.Lease, at time.Time) (*acquired, error) {
 	fault.Point("supervisor.after-acquire-before-start")
 	at, err := r.readyToStart(ctx, j, ls, at)
@@ -397,8 +391,7 @@ func (r *runner) readyToStart(ctx context.Context, j *job, ls lease.Lease, at ti
 	if err != nil {
 		return at, err
 	}
-	// Observers (/readyz, lease_held) learn the lease is held before the
-	// command starts, so a job that asks them is told the truth.
+	// Observers (/readyz) learn the lease is held before the command starts.
 	var fence time.Time
 	if k, err := renew.New(r.cfg.renewConfig(ls.TTL(), ls.Renew), at); err == nil {
 		fence = k.Fence()

@@ -42,11 +42,9 @@ type Config struct {
 	Splay time.Duration
 	// SplayHost replaces the host name in the splay's offset.
 	SplayHost string
-	// KillGrace is the time from the stop signal to SIGKILL (0: at once),
-	// never past the fence.
+	// KillGrace is the time from the stop signal to SIGKILL (0: at once).
 	KillGrace time.Duration
-	// Timeout, if positive, stops the job that long after its start; the
-	// lease is settled normally and the outcome is TimedOut.
+	// Timeout, if positive, stops the job that long after its start (TimedOut).
 	Timeout time.Duration
 	// StopSignal asks the job to stop when leasewrap stops it; 0 is SIGTERM.
 	StopSignal syscall.Signal
@@ -57,16 +55,13 @@ type Config struct {
 	FinishTimeout time.Duration
 	// Anchor is accepted for compatibility and changes nothing.
 	Anchor AnchorMode
-	// Subreaper makes leasewrap reap orphaned descendants (implied for PID 1);
-	// without it only its own child is reaped.
+	// Subreaper makes leasewrap reap orphaned descendants (implied for PID 1).
 	Subreaper bool
-	// LeaveStrays settles the lease when the child exits, leaving the rest of
-	// its job alone; by default leftovers are stopped first.
+	// LeaveStrays settles the lease when the child exits, leaving its job's rest alone.
 	LeaveStrays bool
 	// Job chooses what holds the job together (JobAuto when empty).
 	Job JobMode
-	// Pre, if set, runs first under its own lease; the main command runs only
-	// if it exits 0.
+	// Pre, if set, runs first under its own lease; the command runs if it exits 0.
 	Pre *Step
 	// OnStart and OnExit are /bin/sh -c hooks run before the command and after
 	// the settle, only for a run that held the lease; a failure is only logged.
@@ -80,11 +75,9 @@ type Config struct {
 	// OnEvent, if set, gets each Event synchronously; it must not block and
 	// must be safe for concurrent use.
 	OnEvent func(Event)
-	// ExitAfter says the process exits when Run returns, so Run leaves its
-	// signal handlers in place.
+	// ExitAfter: the process exits when Run returns, so Run leaves its signal handlers.
 	ExitAfter bool
-	// HelperExe runs the helper roles and must call Gate first; "" is
-	// os.Executable().
+	// HelperExe runs the helper roles and must call Gate first; "" is os.Executable().
 	HelperExe string
 
 	// cgroupParent, if set, replaces cgroup.Parent (a test seam).
@@ -130,8 +123,7 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// ValidateTiming checks the kill grace and renew period against a lease's
-// TTL (0 = none).
+// ValidateTiming checks the kill grace and renew period against a TTL (0 = none).
 func (c Config) ValidateTiming(ttl time.Duration) error {
 	return c.renewConfig(ttl, func(context.Context) error { return nil }).Validate()
 }
@@ -175,8 +167,7 @@ func (c *Config) checkStartMargin(ls lease.Lease, at time.Time) error {
 	return nil
 }
 
-// lateStartError is a lease acquired too late to start under; it matches
-// lease.ErrHeld.
+// lateStartError is a lease acquired too late to start under (lease.ErrHeld).
 type lateStartError struct{ took, left, period time.Duration }
 
 func (e *lateStartError) Error() string {

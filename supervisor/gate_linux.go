@@ -109,24 +109,21 @@ func startGated(cmd *exec.Cmd, exe string) (*child, error) {
 // readyWait bounds the wait for a helper's readiness byte.
 const readyWait = 5 * time.Second
 
-// awaitByte returns once f gives a byte or EOF (the helper is gone), or at
-// readyWait.
+// awaitByte returns once f gives a byte or EOF, or at readyWait.
 func awaitByte(f *os.File) {
 	f.SetReadDeadline(time.Now().Add(readyWait))
 	var b [1]byte
 	f.Read(b[:])
 }
 
-// awaitGate waits until the gate has set the command's signal dispositions
-// (or is gone).
+// awaitGate waits until the gate has set the command's signal dispositions.
 func (ch *child) awaitGate() {
 	if ch.gate != nil {
 		awaitByte(ch.gate)
 	}
 }
 
-// release lets a gated child run its command; a gate already gone is not
-// an error (its end is reaped as the job's).
+// release lets a gated child run; a gate already gone is reaped as the job.
 func (ch *child) release() error {
 	if ch.gate == nil {
 		return nil
@@ -140,8 +137,7 @@ func (ch *child) release() error {
 	return nil
 }
 
-// kill ends and reaps a gated child that must not run. It returns the
-// signal that had already ended the gate, if any.
+// kill ends and reaps a gated child; it returns a signal that ended it first.
 func (ch *child) kill() syscall.Signal {
 	var ws unix.WaitStatus
 	gone, _ := unix.Wait4(ch.pid, &ws, unix.WNOHANG, nil)

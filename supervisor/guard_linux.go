@@ -81,8 +81,7 @@ func startGuarded(cmd *exec.Cmd, t *guard, hold *jobForm) (*child, error) {
 	return ch, nil
 }
 
-// startGuard starts a job guard from the helper executable; it waits on
-// its pipe for its job.
+// startGuard starts a job guard, which waits on its pipe for its job.
 func (r *runner) startGuard() (*guard, error) {
 	exe, err := r.helperExe("job guard")
 	if err != nil {
@@ -147,8 +146,7 @@ func (t *guard) done() {
 	}
 }
 
-// clear gives the all-clear and lets the locked thread go, without
-// waiting for the guard's exit.
+// clear gives the all-clear and lets the locked thread go, without reaping.
 func (t *guard) clear() {
 	if t.pipe != nil {
 		t.pipe.Write([]byte{'d'})
@@ -206,8 +204,7 @@ func runGuard(fdv string) int {
 	return 0
 }
 
-// readGuardPipe reads the guard's pipe until its end: the job it names,
-// and whether the all-clear byte came.
+// readGuardPipe reads the job named and whether the all-clear came.
 func readGuardPipe(fd int) (pgid int, cgdir string, clear bool) {
 	rd := bufio.NewReader(os.NewFile(uintptr(fd), "guard pipe"))
 	for {

@@ -113,8 +113,7 @@ func (r *runner) onStart(ctx context.Context, j *job, ls lease.Lease, at time.Ti
 	return now, nil
 }
 
-// onExit runs the on-exit hook after the lease was settled (res, err: what
-// Run returns).
+// onExit runs the on-exit hook after the lease was settled.
 func (r *runner) onExit(ctx context.Context, j *job, ls lease.Lease, res Result, err error) {
 	if r.cfg.OnExit == "" {
 		return
@@ -250,8 +249,7 @@ func (r *runner) runHook(ctx context.Context, name, script string, env []string)
 	return nil
 }
 
-// hookBox holds one hook and what it starts together: a cgroup of its own,
-// else the process group the hook's shell leads.
+// hookBox holds a hook together: a cgroup of its own, else its process group.
 type hookBox struct{ cg *cgroup.Group }
 
 // newHookBox creates the hook's cgroup beside the job's where --job allows one.

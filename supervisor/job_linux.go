@@ -18,8 +18,7 @@ import (
 	"github.com/leasewrap/leasewrap/internal/procstat"
 )
 
-// JobMode chooses what holds a job together: what the lease covers and
-// what is stopped before it is settled.
+// JobMode chooses what holds a job together: what the lease covers and stops.
 type JobMode string
 
 const (
@@ -50,14 +49,12 @@ type jobForm struct {
 	joined   bool
 	pgid     int // the child's process group, once started
 	guardPID int // the job guard: never a member of a joined job
-	// lazy, while set, is the config under which --job auto creates the
-	// cgroup at the first start, so a run that starts nothing creates none.
+	// lazy, while set: --job auto creates the cgroup at the first start, under it.
 	lazy *Config
 	log  *slog.Logger
 }
 
-// newJobForm decides the job's form: --job cgroup creates the cgroup now,
-// auto at the first start.
+// newJobForm decides the job's form; --job cgroup creates the cgroup now.
 func (c *Config) newJobForm(log *slog.Logger) (*jobForm, error) {
 	h := &jobForm{}
 	if outer, ok := outerGroup(os.Getenv(JobEnv)); ok {
@@ -93,8 +90,7 @@ func (c *Config) newCgroup(log *slog.Logger) (*cgroup.Group, error) {
 	return cgroup.Create(dir)
 }
 
-// create makes the job's cgroup and keeps pidsMargin tasks of the pids
-// limit above it for leasewrap.
+// create makes the job's cgroup, keeping pidsMargin tasks above it for leasewrap.
 func (h *jobForm) create(c *Config, log *slog.Logger) error {
 	cg, err := c.newCgroup(log)
 	if err != nil {
@@ -174,8 +170,7 @@ func (h *jobForm) started(ch *child) {
 // pgroupForm is the process-group form for a child of its own group.
 func pgroupForm(pgid int) *jobForm { return &jobForm{pgid: pgid} }
 
-// forward passes a signal on to the job's process group, or to every
-// member of a joined job.
+// forward passes a signal on to the job's process group, or a joined job's members.
 func (h *jobForm) forward(sig unix.Signal) error {
 	if h.joined {
 		return h.signal(sig)
@@ -266,8 +261,7 @@ func (h *jobForm) String() string {
 	return fmt.Sprintf("process group %d", h.pgid)
 }
 
-// close removes the job's cgroup if empty, and now and then sweeps those
-// that killed leasewraps left.
+// close removes the job's cgroup if empty, and now and then sweeps stale ones.
 func (h *jobForm) close(log *slog.Logger) {
 	threads.drop() // a run that started nothing lets the threads go
 	if h == nil || h.cg == nil {
@@ -321,8 +315,7 @@ type member struct {
 
 func (m member) String() string { return fmt.Sprintf("%d (%s)", m.pid, m.comm) }
 
-// liveProcs lists the live processes keep accepts; without /proc, one
-// unknown member (not proven empty).
+// liveProcs lists the live processes keep accepts; without /proc, one unknown.
 func liveProcs(keep func(int, procstat.Stat) bool) []member {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
@@ -356,8 +349,7 @@ func (r *runner) stopForShell(ch *child) {
 	ch.form.signal(unix.SIGCONT)
 }
 
-// setForeground makes pgid the terminal's foreground group, with SIGTTOU
-// blocked (not ignored, which a child would inherit).
+// setForeground makes pgid the terminal's foreground group, SIGTTOU blocked.
 func setForeground(tty *os.File, pgid int) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

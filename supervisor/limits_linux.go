@@ -15,8 +15,7 @@ import (
 // maxProcs caps GOMAXPROCS where tasks are limited: every P is a thread.
 const maxProcs = 2
 
-// spareThreads are threads beyond one per P for goroutines blocked in
-// system calls or locked.
+// spareThreads are threads beyond one per P, for blocked or locked goroutines.
 const spareThreads = 3
 
 // oomDelta is how much more the job's oom_score_adj is than leasewrap's.
@@ -29,8 +28,7 @@ var (
 	oom         oomPlan
 )
 
-// pidsMargin is how many tasks of a pids limit above the job cgroup are
-// kept for leasewrap.
+// pidsMargin is how many tasks of a pids limit are kept for leasewrap.
 const pidsMargin = 32
 
 // startThreads starts, once, the threads leasewrap needs where tasks are
@@ -53,24 +51,21 @@ func tasksLimited() bool {
 	return cgroup.PidsLimited()
 }
 
-// startLimits is called before each start of a job's command: the threads
-// exist, and leasewrap's oom_score_adj is read once.
+// startLimits is called before each start of a job's command.
 func startLimits() {
 	startThreads()
 	threads.ready()
 	oomOnce.Do(func() { oom.base, oom.known = readOOMAdj("self") })
 }
 
-// threadSet is a set of goroutines each locked to a thread until released;
-// the runtime then keeps those threads.
+// threadSet locks goroutines to threads until released; the runtime keeps them.
 type threadSet struct {
 	locked  sync.WaitGroup
 	release chan struct{}
 	once    sync.Once
 }
 
-// makeThreads caps the Ps at maxProcs and has GOMAXPROCS+spareThreads
-// goroutines lock a thread each (not actors: each ends when released).
+// makeThreads caps the Ps and locks GOMAXPROCS+spareThreads threads (not actors).
 func makeThreads() *threadSet {
 	if runtime.GOMAXPROCS(0) > maxProcs {
 		runtime.GOMAXPROCS(maxProcs)

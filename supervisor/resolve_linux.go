@@ -28,8 +28,7 @@ const (
 // ErrEmptyCommand reports an empty command line or program name.
 var ErrEmptyCommand = errors.New("supervisor: no command to run (give it after --)")
 
-// ExecError reports a command that cannot be executed, with the exit
-// status env(1) would give. It matches ErrStart.
+// ExecError reports a command that cannot be executed; it matches ErrStart.
 type ExecError struct {
 	Path string
 	Code int
@@ -43,8 +42,7 @@ func (e *ExecError) Unwrap() error { return e.Err }
 // Is makes an *ExecError match ErrStart.
 func (e *ExecError) Is(target error) bool { return target == ErrStart }
 
-// resolve settles j's command before any lease is taken, with the key and
-// holder it will get in its environment.
+// resolve settles j's command, with the key and holder its environment will have.
 func (j *job) resolve(dir string, env []string) error {
 	holder := "" // known before acquiring when the locker says it
 	if h, ok := j.locker.(lease.Identity); ok {
@@ -143,8 +141,7 @@ func absIn(dir, p string) string {
 	return p
 }
 
-// executable checks that p (shown as name) and a script's interpreter may
-// be executed, and returns p's first bytes.
+// executable checks p and a script's interpreter, and returns p's first bytes.
 func executable(name, p, dir string) (fileHead, error) {
 	if err := checkFile(p); err != nil {
 		err.Path = name

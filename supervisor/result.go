@@ -46,8 +46,8 @@ type Result struct {
 	PID int
 	// Cause is why the command did not run to its own end (nil for Ran).
 	Cause error
-	// Waited is how long acquiring took (a pre-step included), Runtime how long
-	// the command ran, Splayed how long Config.Splay delayed the start.
+	// Waited is how long acquiring took, Runtime how long the command ran,
+	// Splayed how long Config.Splay delayed the start.
 	Waited, Runtime, Splayed time.Duration
 }
 

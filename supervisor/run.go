@@ -26,14 +26,11 @@ var forwardedSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGH
 // ForwardedSignals returns a copy of the signals Run passes on to the job.
 func ForwardedSignals() []os.Signal { return slices.Clone(forwardedSignals) }
 
-// runner is one run in progress: the configuration with its defaults and
-// the run's state.
+// runner is one run in progress: the defaulted configuration and the state.
 type runner struct {
-	cfg       Config
-	main, pre *job
-	// sigs carries every forwarded signal from the start, so none is lost or
-	// delivered twice.
-	sigs        chan os.Signal
+	cfg         Config
+	main, pre   *job
+	sigs        chan os.Signal // every forwarded signal from the start: none lost
 	chld        chan os.Signal // SIGCHLD: wakes the reaper
 	foreground  bool           // the child gets the terminal
 	waitReport  time.Duration  // how often a waiter says whom it waits for
@@ -59,8 +56,7 @@ type acquired struct {
 	forwarded syscall.Signal // a terminating signal passed on before supervision
 }
 
-// actor adds fn to g as an actor whose interrupt cancels its context with
-// the group's error as cause.
+// actor adds fn to g; its interrupt cancels fn's context with the error as cause.
 func actor(g *run.Group, ctx context.Context, fn func(context.Context) error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	g.Add(func() error { return fn(ctx) }, func(err error) { cancel(err) })
@@ -170,8 +166,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	return res, err
 }
 
-// notAcquired turns an acquisition that ended without a lease into an
-// outcome, or leaves it a failure.
+// notAcquired turns an acquisition without a lease into an outcome, or a failure.
 func notAcquired(err error) (Result, error) {
 	var replay *lease.ReplayError
 	var abort *abortError

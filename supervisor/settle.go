@@ -66,8 +66,7 @@ func (e *settleTimeout) Error() string {
 	return fmt.Sprintf("settling the lease did not finish within %v; abandoned (it may be stuck in the kernel)", e.after.Round(time.Millisecond))
 }
 
-// finish calls ls.Finish under a context ending at deadline, abandoning it
-// (a *settleTimeout) if it has not returned by then.
+// finish calls ls.Finish, abandoning it (a *settleTimeout) at deadline.
 func (r *runner) finish(ls lease.Lease, res lease.Result, deadline time.Time) error {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()

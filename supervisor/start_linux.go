@@ -23,10 +23,8 @@ type child struct {
 	form    *jobForm // the job: everything the child started
 	gate    *os.File // our end of the exec gate's socket while it waits
 	takeTTY bool     // it gets the terminal when let go
-	// pidOnly: the lease's liveness is this pid alone (a claim without TTL),
-	// so its leftovers are killed at once.
-	pidOnly bool
-	guard   *guard // keeps the job from outliving leasewrap, or nil
+	pidOnly bool     // the lease's liveness is this pid alone: leftovers die at once
+	guard   *guard   // keeps the job from outliving leasewrap, or nil
 }
 
 // signal forwards s to the job.
@@ -38,8 +36,7 @@ func (ch *child) signal(s os.Signal) error {
 	return ch.form.forward(sig)
 }
 
-// reap collects, without blocking, the child's end or a stop; with
-// anyChild it also reaps orphans.
+// reap collects, without blocking, the child's end or a stop (anyChild: orphans too).
 func (ch *child) reap(anyChild bool) (status lease.Result, exited, stopped bool) {
 	wpid := ch.pid
 	if anyChild {
@@ -123,8 +120,7 @@ func (r *runner) prepare(j *job, h inherit.Handover) *exec.Cmd {
 	return cmd
 }
 
-// spawn starts cmd and returns the child's pid; the os.Process is released,
-// as children are reaped by pid.
+// spawn starts cmd and returns its pid; children are reaped by pid.
 func spawn(cmd *exec.Cmd) (int, error) {
 	if err := cmd.Start(); err != nil {
 		return 0, err
@@ -134,8 +130,7 @@ func spawn(cmd *exec.Cmd) (int, error) {
 	return pid, nil
 }
 
-// spawnJob is spawn for a command of the job: its oom_score_adj is set
-// above leasewrap's.
+// spawnJob is spawn for a job's command, its oom_score_adj above leasewrap's.
 func spawnJob(cmd *exec.Cmd) (int, error) {
 	pid, err := spawn(cmd)
 	if err == nil {
@@ -144,8 +139,7 @@ func spawnJob(cmd *exec.Cmd) (int, error) {
 	return pid, err
 }
 
-// foregroundTTY reports whether f is a terminal whose foreground process
-// group is ours.
+// foregroundTTY reports whether f is a terminal whose foreground group is ours.
 func foregroundTTY(f *os.File) bool {
 	pg, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCGPGRP)
 	return err == nil && pg == unix.Getpgrp()

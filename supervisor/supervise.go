@@ -164,8 +164,7 @@ func (r *runner) loop(a *acquired, k *renew.Keeper, limit time.Time, log *slog.L
 	return l
 }
 
-// reap collects the child's end and stops what is left of its job, and
-// reports whether the job is over.
+// reap collects the child's end, stops its job's rest and says if it is over.
 func (l *loop) reap() (over bool) {
 	cfg := &l.r.cfg
 	ch := l.child
@@ -242,14 +241,12 @@ func (l *loop) lossCause() error {
 	return fmt.Errorf("%w: the kind reported the lease lost (its record removed, replaced or revoked)", lease.ErrLost)
 }
 
-// expired is the loss of a lease whose kill deadline passed before the
-// keeper reported its fence.
+// expired is a loss found at the kill deadline, before the keeper's fence.
 func (l *loop) expired() error {
 	return fmt.Errorf("%w: %w", lease.ErrLost, &renew.FenceError{Late: time.Since(l.keeper.Fence())})
 }
 
-// timeOut stops a job past its time limit as on a loss; the lease is
-// settled normally.
+// timeOut stops a job past its time limit as on a loss.
 func (l *loop) timeOut() {
 	if l.exited {
 		return
@@ -259,8 +256,7 @@ func (l *loop) timeOut() {
 	l.stop.stop(l.timeLimit, false)
 }
 
-// forwardedEnd is the forwarded signal that ended the child: it died of
-// it, or exited 128+N (a shell reporting it).
+// forwardedEnd is the forwarded signal the child died of (or exited 128+N for).
 func (l *loop) forwardedEnd(st lease.Result) syscall.Signal {
 	if st.Signal != 0 && l.forwarded[st.Signal] {
 		return st.Signal
