@@ -343,7 +343,7 @@ func (r *runner) stopForShell(ch *child) {
 	stdin := r.cfg.Stdin
 	setForeground(stdin, unix.Getpgrp())
 	unix.Kill(os.Getpid(), unix.SIGSTOP)
-	if fg, err := unix.IoctlGetInt(int(stdin.Fd()), unix.TIOCGPGRP); err == nil && fg == unix.Getpgrp() {
+	if foregroundTTY(stdin) {
 		setForeground(stdin, ch.form.pgid) // fg: the job gets the terminal again
 	}
 	ch.form.signal(unix.SIGCONT)
