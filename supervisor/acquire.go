@@ -20,9 +20,7 @@ import (
 	"github.com/leasewrap/leasewrap/renew"
 )
 
-// SplayOffset is the wait Config.Splay asks for: an offset in [0, d) hashed
-// (FNV-1a) from host, kind and key, so each host keeps a steady schedule
-// and a fleet is spread evenly. 0 when d is 0.
+// SplayOffset is Config.Splay's wait: an offset in [0, d) hashed from host, kind and key.
 func SplayOffset(host, kind, key string, d time.Duration) time.Duration {
 	if d <= 0 {
 		return 0
@@ -36,8 +34,7 @@ func SplayOffset(host, kind, key string, d time.Duration) time.Duration {
 	return time.Duration(h.Sum64() % uint64(d))
 }
 
-// splay waits the run's splay offset before anything is acquired; a
-// terminating signal aborts the run, others are dropped.
+// splay waits the run's splay offset; a terminating signal aborts the run.
 func (r *runner) splay(ctx context.Context) (time.Duration, error) {
 	if r.cfg.Splay <= 0 {
 		return 0, nil
@@ -68,16 +65,14 @@ func (r *runner) splay(ctx context.Context) (time.Duration, error) {
 	}
 }
 
-// abortError reports a signal that stopped leasewrap before the child
-// started: nothing was left behind.
+// abortError reports a signal that stopped leasewrap before the child started.
 type abortError struct{ sig syscall.Signal }
 
 func (e *abortError) Error() string {
 	return fmt.Sprintf("supervisor: %v while acquiring; nothing was started", e.sig)
 }
 
-// isAbortSignal tells the signals that stop an acquisition; the others
-// only matter to a running child and are dropped while waiting.
+// isAbortSignal tells the signals that stop an acquisition.
 func isAbortSignal(s os.Signal) bool {
 	switch s {
 	case syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT:
@@ -86,8 +81,7 @@ func isAbortSignal(s os.Signal) bool {
 	return false
 }
 
-// Back-off between attempts while waiting: jittered, doubling, capped. A
-// kind's wake-up source usually ends the wait long before it runs out.
+// Back-off between attempts while waiting: jittered, doubling, capped.
 const (
 	backoffMin = 2 * time.Millisecond
 	backoffMax = 250 * time.Millisecond
@@ -96,8 +90,7 @@ const (
 // waitReportEvery is how often a waiter says again whom it waits for.
 const waitReportEvery = time.Minute
 
-// acquire takes j's lease, waiting up to Wait, and starts j's command under
-// it: the attempt loop and a watcher of the run's signals, as two actors.
+// acquire takes j's lease and starts j's command: attempt loop and signal watcher.
 func (r *runner) acquire(ctx context.Context, j *job) (*acquired, error) {
 	var (
 		got     *acquired
@@ -120,10 +113,7 @@ func (r *runner) acquire(ctx context.Context, j *job) (*acquired, error) {
 			select {
 			case s := <-r.sigs:
 				if started.Load() {
-					// The job runs and the watcher's interrupt is on its
-					// way: the signal is the job's, passed on below. (The
-					// group returns the first actor's error: a signal
-					// returned as one now would be lost.)
+					// The job runs: the signal is its own, passed on below.
 					late = append(late, s)
 					continue
 				}
@@ -139,8 +129,7 @@ func (r *runner) acquire(ctx context.Context, j *job) (*acquired, error) {
 	})
 	err := g.Run() // returns once both actors have: got, caught and late are settled
 	if got != nil {
-		// A signal that raced the start is the job's to handle, and the
-		// job's end by it is one leasewrap passed on.
+		// A signal that raced the start is the job's.
 		for _, s := range append([]os.Signal{caught}, late...) {
 			if s == nil {
 				continue
@@ -259,14 +248,11 @@ func heldAttrs(err error) []any {
 	return append([]any{"holder", held.Holder}, held.HolderAttrs()...)
 }
 
-// queued waits in the kind's own queue until Wait runs out. A lease granted
-// but lost again before the command starts (a rival overwrote it, the
-// renewal before the start failed) only costs the waiter its place.
+// queued waits in the kind's own queue until Wait runs out.
 func (r *runner) queued(ctx context.Context, j *job, q lease.Queuer) (*acquired, error) {
 	qctx, cancel := context.WithTimeout(ctx, r.cfg.Wait)
 	defer cancel()
-	// Its lease dies with leasewrap: the job's guard starts now, off the
-	// hand-over's path.
+	// Its lease dies with leasewrap: start the guard now, off the hand-over's path.
 	if j.guard == nil {
 		if t, err := r.startGuard(); err == nil {
 			j.guard = t
@@ -281,16 +267,13 @@ func (r *runner) queued(ctx context.Context, j *job, q lease.Queuer) (*acquired,
 	for {
 		ls, err := q.AcquireWait(qctx)
 		if err != nil {
-			// The wait ran out only if the queue's deadline passed: a request
-			// that timed out on its own is the kind's failure (69), not 75.
+			// A request that timed out on its own is the kind's failure, not a wait run out.
 			if ctx.Err() == nil && (errors.Is(err, lease.ErrHeld) || errors.Is(qctx.Err(), context.DeadlineExceeded)) {
 				return nil, fmt.Errorf("%w (%v): %w", ErrWaitTimeout, r.cfg.Wait, err)
 			}
 			return nil, err
 		}
-		// The fence counts from a renewal whose start is known: the kind's
-		// last confirmation (lease.Confirmed) if recent enough, else a
-		// renewal now, before the command starts.
+		// The fence counts from the kind's last confirmation, else a renewal now.
 		at := time.Now()
 		if c, ok := ls.(lease.Confirmed); ok && ls.TTL() > 0 && !c.ConfirmedAt().IsZero() && r.cfg.checkStartMargin(ls, c.ConfirmedAt()) == nil {
 			at = c.ConfirmedAt()
@@ -329,9 +312,7 @@ func (r *runner) attempt(ctx context.Context, j *job) (*acquired, error) {
 		return r.startUnder(ctx, j, ls, at)
 	}
 
-	// An anchored kind records the pid of the process that does the work:
-	// the command is started behind the exec gate first, unless the lease
-	// is visibly held.
+	// An anchored kind records the job's pid: start it behind the exec gate first.
 	if err := an.Probe(ctx); err != nil {
 		return nil, err
 	}
@@ -344,16 +325,14 @@ func (r *runner) attempt(ctx context.Context, j *job) (*acquired, error) {
 	ls, err := an.AcquireAnchored(ctx, ch.pid)
 	if err != nil {
 		if sig := ch.kill(); sig != 0 && errors.Is(err, lease.ErrHeld) {
-			// The signal ended the waiting command: the run ends as if it
-			// had reached the command, not with a silent second start.
+			// A signal ended the waiting command: the run ends as the command would.
 			return nil, &abortError{sig: sig}
 		}
 		return nil, err
 	}
 	fault.Point("supervisor.after-anchor-before-release")
 	if _, hasFile := ls.(lease.FileHolder); hasFile || len(ls.Env()) > 0 || ls.Holder() != an.Holder() {
-		// Anchored kinds hand over nothing but what the child already
-		// has; a kind that breaks this would be silently wrong.
+		// Anchored kinds hand over nothing the gated child lacks.
 		ch.kill()
 		r.undo(j, ls, nil)
 		return nil, fmt.Errorf("supervisor: anchored kind %q returned a descriptor, an environment or another holder", j.locker.Kind())
@@ -365,9 +344,7 @@ func (r *runner) attempt(ctx context.Context, j *job) (*acquired, error) {
 	return &acquired{lease: ls, child: ch, at: at, anchored: true}, nil
 }
 
-// startUnder starts j's command running under ls, a lease taken before the
-// child exists (at: the monotonic start of the attempt that took it). The
-// lease is settled as never run if the command cannot start.
+// startUnder starts j's command under ls, taken by an attempt begun at at.
 func (r *runner) startUnder(ctx context.Context, j *job, ls lease.Lease, at time.Time) (*acquired, error) {
 	fault.Point("supervisor.after-acquire-before-start")
 	at, err := r.readyToStart(ctx, j, ls, at)
@@ -400,10 +377,9 @@ func (r *runner) startUnder(ctx context.Context, j *job, ls lease.Lease, at time
 	return &acquired{lease: ls, child: ch, at: at}, nil
 }
 
-// readyToStart makes the checks and runs the on-start hook due between
-// taking ls (by an attempt that began at at) and starting a command under
-// it, and returns the start of the renewal the fence counts from (see
-// onStart). On an error the command must not start.
+// readyToStart makes the checks and runs the on-start hook due before a
+// start under ls; it returns the instant the fence counts from. On an
+// error the command must not start.
 func (r *runner) readyToStart(ctx context.Context, j *job, ls lease.Lease, at time.Time) (time.Time, error) {
 	if err := r.cfg.ValidateTiming(ls.TTL()); err != nil {
 		return at, err
@@ -412,30 +388,16 @@ func (r *runner) readyToStart(ctx context.Context, j *job, ls lease.Lease, at ti
 		return at, err
 	}
 	at, err := r.onStart(ctx, j, ls, at)
-	if err == nil {
-		r.emitAcquired(ls, at)
+	if err != nil {
+		return at, err
 	}
-	return at, err
-}
-
-// emitAcquired tells observers (/readyz, lease_held) that the lease is held
-// before the command starts, so a job that asks them is told the truth.
-func (r *runner) emitAcquired(ls lease.Lease, at time.Time) {
+	// Observers (/readyz) learn the lease is held before the command starts.
 	var fence time.Time
 	if k, err := renew.New(r.cfg.renewConfig(ls.TTL(), ls.Renew), at); err == nil {
 		fence = k.Fence()
 	}
 	r.emit(Event{Type: EventAcquired, Holder: ls.Holder(), Fence: fence})
-}
-
-// startGuard starts a job guard (guard_linux.go) from the helper
-// executable.
-func (r *runner) startGuard() (*guard, error) {
-	exe, err := r.helperExe("job guard")
-	if err != nil {
-		return nil, err
-	}
-	return startGuard(exe)
+	return at, nil
 }
 
 // helperExe is the executable of the helper roles.

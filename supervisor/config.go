@@ -13,19 +13,17 @@ import (
 	"github.com/leasewrap/leasewrap/renew"
 )
 
-// AnchorMode is kept for compatibility: every mode starts an anchored
-// kind's child behind the exec gate.
+// AnchorMode is kept for compatibility; every mode means the exec gate.
 type AnchorMode string
 
-// The anchor modes, all of which now mean the exec gate.
+// The anchor modes.
 const (
 	AnchorAuto   AnchorMode = "auto"
 	AnchorPtrace AnchorMode = "ptrace" // Deprecated: the exec gate is used.
 	AnchorGate   AnchorMode = "gate"
 )
 
-// Config describes one supervised run. It is plain data: Run never
-// changes it, and the running state belongs to Run alone.
+// Config describes one supervised run; Run never changes it.
 type Config struct {
 	// Locker takes the lease.
 	Locker lease.Locker
@@ -40,67 +38,46 @@ type Config struct {
 
 	// Wait is how long to keep trying to acquire a held lease; 0 tries once.
 	Wait time.Duration
-	// Splay, if positive, delays the first attempt by SplayOffset(host, kind,
-	// key, Splay), outside Wait; a terminating signal during it aborts the run.
+	// Splay delays the first attempt by SplayOffset, outside Wait.
 	Splay time.Duration
 	// SplayHost replaces the host name in the splay's offset.
 	SplayHost string
-	// KillGrace is the time from the stop signal to SIGKILL when the job must
-	// be stopped; zero means SIGKILL at once. With a TTL, SIGKILL comes no later
-	// than the fence.
+	// KillGrace is the time from the stop signal to SIGKILL (0: at once).
 	KillGrace time.Duration
-	// Timeout, if positive, limits how long the command runs (from its start):
-	// then the job is stopped as on a loss, the lease settled normally, and the
-	// outcome is TimedOut.
+	// Timeout, if positive, stops the job that long after its start (TimedOut).
 	Timeout time.Duration
 	// StopSignal asks the job to stop when leasewrap stops it; 0 is SIGTERM.
 	StopSignal syscall.Signal
-	// RenewPeriod is the renewal period of a TTL lease (0 = TTL/3), and the
-	// check period of a lease without TTL (0 = 5 s).
+	// RenewPeriod is the renewal period of a TTL lease (0 = TTL/3), else the
+	// check period (0 = 5 s).
 	RenewPeriod time.Duration
-	// FinishTimeout bounds settling the lease (0 is 30 s; after a loss, also
-	// the lease's expiry); a Finish still running then is abandoned.
+	// FinishTimeout bounds settling the lease (0 is 30 s); Finish is then abandoned.
 	FinishTimeout time.Duration
 	// Anchor is accepted for compatibility and changes nothing.
 	Anchor AnchorMode
-	// Subreaper makes leasewrap reap orphaned descendants (like tini); implied
-	// for PID 1. Without it only its own child is reaped, so an embedding
-	// program keeps its other children's statuses.
+	// Subreaper makes leasewrap reap orphaned descendants (implied for PID 1).
 	Subreaper bool
-	// LeaveStrays settles the lease as soon as the child exits, leaving the
-	// rest of its job alone; by default the lease is settled once the job is
-	// empty, its leftovers stopped.
+	// LeaveStrays settles the lease when the child exits, leaving its job's rest alone.
 	LeaveStrays bool
 	// Job chooses what holds the job together (JobAuto when empty).
 	Job JobMode
-	// Pre, if set, runs first under its own lease, supervised like the main
-	// command; only if it exits 0 does the main command run, under the lease
-	// Pre.Handover makes of Pre's, or else the one Locker acquires.
+	// Pre, if set, runs first under its own lease; the command runs if it exits 0.
 	Pre *Step
-	// OnStart and OnExit are /bin/sh -c hooks with the lease's environment and
-	// LEASEWRAP_OUTCOME: OnStart once the lease is held, before the command;
-	// OnExit once the lease was settled. Neither runs for a run that never held
-	// the lease. A failing hook is logged only; what it leaves running is
-	// killed when it exits, and all of it at HookTimeout (hook.go).
+	// OnStart and OnExit are /bin/sh -c hooks run before the command and after
+	// the settle, only for a run that held the lease; a failure is only logged.
 	OnStart, OnExit string
 	// HookTimeout bounds each hook; 0 is no limit (as Timeout's 0).
 	HookTimeout time.Duration
-	// ExitCode, if set, is the status leasewrap exits with for a run's
-	// outcome (LEASEWRAP_EXIT_CODE of the on-exit hook); nil uses
-	// Result.ExitCode.
+	// ExitCode, if set, gives the on-exit hook's LEASEWRAP_EXIT_CODE.
 	ExitCode func(Result, error) int
 	// Logger receives one line per event that matters; nil discards.
 	Logger *slog.Logger
 	// OnEvent, if set, gets each Event synchronously; it must not block and
 	// must be safe for concurrent use.
 	OnEvent func(Event)
-	// ExitAfter says the process exits when Run returns (leasewrap's main): the
-	// signal handlers Run installs are left in place, which saves about 0.3 ms
-	// a run; a signal after Run returned is then dropped.
+	// ExitAfter: the process exits when Run returns, so Run leaves its signal handlers.
 	ExitAfter bool
-
-	// HelperExe runs the helper roles (exec gate, job guard) and must call Gate
-	// first in main; "" is os.Executable(). A large binary may name a small one.
+	// HelperExe runs the helper roles and must call Gate first; "" is os.Executable().
 	HelperExe string
 
 	// cgroupParent, if set, replaces cgroup.Parent (a test seam).
@@ -111,9 +88,8 @@ type Config struct {
 type Step struct {
 	Locker lease.Locker
 	Argv   []string
-	// Handover, if set, turns the step's lease, once its command exited 0, into
-	// the main lease without a gap (a session's maintenance guard becoming its
-	// owner registration); it replaces that lease's Finish.
+	// Handover, if set, turns the step's lease into the main lease without a
+	// gap once the step exited 0; it replaces that lease's Finish.
 	Handover func(ctx context.Context, step lease.Lease) (lease.Lease, error)
 }
 
@@ -147,9 +123,7 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// ValidateTiming checks the renewal timing for a lease with the given TTL
-// (0 = no TTL): kill grace and renew period must be shorter than the TTL,
-// with room for a retry before the fencing deadline.
+// ValidateTiming checks the kill grace and renew period against a TTL (0 = none).
 func (c Config) ValidateTiming(ttl time.Duration) error {
 	return c.renewConfig(ttl, func(context.Context) error { return nil }).Validate()
 }
@@ -175,9 +149,8 @@ func (c Config) renewConfig(ttl time.Duration, renewFn func(context.Context) err
 	}
 }
 
-// checkStartMargin refuses to start a job under ls, taken by an attempt
-// that began at at, when less than a renewal period is left before its
-// fence: the caller releases it and the run is a conflict (75).
+// checkStartMargin refuses a lease taken by an attempt begun at at when
+// less than a renewal period is left before its fence.
 func (c *Config) checkStartMargin(ls lease.Lease, at time.Time) error {
 	ttl := ls.TTL()
 	if ttl <= 0 {
@@ -194,8 +167,7 @@ func (c *Config) checkStartMargin(ls lease.Lease, at time.Time) error {
 	return nil
 }
 
-// lateStartError is a lease acquired too late to start the job under it:
-// a conflict (matches lease.ErrHeld, the conflict exit code), nothing ran.
+// lateStartError is a lease acquired too late to start under (lease.ErrHeld).
 type lateStartError struct{ took, left, period time.Duration }
 
 func (e *lateStartError) Error() string {

@@ -2,8 +2,7 @@
 // (waiting if asked), starts the command with the lease handed over, keeps
 // the lease alive, forwards signals, stops the job if the lease is lost,
 // and settles the lease when the job is over. Run(ctx, Config) returns a
-// Result (ran, replayed, conflict, lost, aborted, pre-step failed, timed
-// out); its error is for failures only.
+// Result; its error is for failures only.
 //
 // The files follow a run, each helper below its users:
 //
@@ -12,9 +11,8 @@
 //	acquire.go     splay, the attempt loop (signals abort it), attempt, startUnder
 //	resolve_linux  Resolve: the command's path and 126/127, before any lease
 //	start_linux    the child: start (plain, gated, guarded), signal, reap
-//	gate_linux     the exec gate, both halves (Gate, startGated, release, kill)
+//	gate_linux     the exec gate, both halves; guard_linux: the job guard
 //	job_linux      the job's form (jobForm): its own cgroup or the child's group
-//	guard_linux    the guard that ends a job whose lease dies with leasewrap
 //	limits_linux   threads reserved and oom_score_adj where limits apply
 //	supervise.go   supervise: the keeper beside the loop (one select)
 //	stop.go        the stopper: stop signal, SIGKILL at grace or fence
@@ -22,8 +20,8 @@
 //
 // Glossary:
 //
-//	job      the command and every process it starts; its form (jobForm)
-//	         is a cgroup of its own or the child's process group
+//	job      the command and every process it starts, held by a cgroup of
+//	         its own or the child's process group (jobForm)
 //	gate     leasewrap re-executed, holding an anchored command's pid until
 //	         the lease names it, then exec'ing the command in place
 //	guard    a helper process that kills the job if leasewrap dies

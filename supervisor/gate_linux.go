@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,15 +18,12 @@ import (
 	"github.com/leasewrap/leasewrap/internal/eintr"
 )
 
-// gateEnv names the descriptor an exec gate waits on. It is removed before
-// the gate execs the command.
+// gateEnv names the descriptor an exec gate waits on.
 const gateEnv = "LEASEWRAP_GATE_FD"
 
-// Gate turns this process into one of the supervisor's helper roles if it
-// was started as one, and never returns in that case: an exec gate
-// (os.Args is then [leasewrap, path, argv0, args...]) or a job guard. Call
-// it first thing in main of every binary that runs the supervisor (and in
-// TestMain of test binaries that act as leasewrap).
+// Gate turns this process into a helper role (exec gate, job guard) if it
+// was started as one, and then never returns. Call it first in main of
+// every binary that runs the supervisor.
 func Gate() {
 	if v, ok := os.LookupEnv(gateEnv); ok {
 		os.Exit(runGate(v))
@@ -45,21 +43,14 @@ func runGate(v string) int {
 	var b [1]byte
 	eintr.Retry2(func() (int, error) { return unix.Write(fd, []byte{'r'}) }) // ready (awaitGate)
 	if n, err := eintr.Retry2(func() (int, error) { return unix.Read(fd, b[:]) }); n != 1 || err != nil {
-		// Leasewrap closed the gate (lease not acquired) or died: the
-		// command must never run.
+		// Leasewrap closed the gate or died: the command must never run.
 		return exitGateClosed
 	}
 	unix.Close(fd)
-	env := make([]string, 0, len(os.Environ()))
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, gateEnv+"=") {
-			env = append(env, kv)
-		}
-	}
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, gateEnv+"=") })
 	err = syscall.Exec(os.Args[1], os.Args[2:], env)
 	fmt.Fprintf(os.Stderr, "leasewrap: exec %s: %v\n", os.Args[1], err)
-	// The file changed since Resolve looked: env(1)'s codes, which the
-	// supervisor reports as the child's status.
+	// The file changed since Resolve looked: env(1)'s codes.
 	var ee *ExecError
 	if errors.As(startError(os.Args[1], err), &ee) {
 		return ee.Code
@@ -67,12 +58,9 @@ func runGate(v string) int {
 	return CodeNotExecutable
 }
 
-// defaultSignals gives the asynchronous signals the disposition the
-// command will have (the default, but for SIGHUP and SIGINT when
-// inherited ignored), so that a signal sent to the waiting gate does what
-// it would do to the command: SIGTERM ends it with 143 and SIGQUIT with
-// 131 without a Go stack, SIGWINCH and SIGCONT do nothing. A zeroed
-// sigaction is SIG_DFL on every architecture.
+// defaultSignals gives the asynchronous signals the dispositions the
+// command will have (SIG_DFL unless inherited ignored), so a signal sent to
+// the waiting gate does what it would do to the command.
 func defaultSignals() {
 	for _, s := range []syscall.Signal{unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGTERM, unix.SIGUSR1, unix.SIGUSR2,
 		unix.SIGALRM, unix.SIGVTALRM, unix.SIGWINCH, unix.SIGPIPE, unix.SIGIO, unix.SIGPWR, unix.SIGXCPU, unix.SIGXFSZ} {
@@ -94,10 +82,8 @@ const (
 	exitGateBroken = 70
 )
 
-// startGated starts the exec gate: leasewrap itself, waiting on a
-// socket, that execs cmd in place (same pid) when released, and exits
-// without running it when the socket closes first (leasewrap gave up or
-// died).
+// startGated starts the exec gate: leasewrap itself, waiting on a socket,
+// that execs cmd in place when released, or exits if the socket closes.
 func startGated(cmd *exec.Cmd, exe string) (*child, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -109,8 +95,7 @@ func startGated(cmd *exec.Cmd, exe string) (*child, error) {
 	gate := *cmd
 	gate.Path = exe
 	gate.Args = append([]string{exe, cmd.Path}, cmd.Args...)
-	// The gate's descriptor is the last extra file; the lease's (if any)
-	// keeps fd 3.
+	// The gate's descriptor is last; the lease's (if any) keeps fd 3.
 	gate.ExtraFiles = append(append([]*os.File(nil), cmd.ExtraFiles...), theirs)
 	gate.Env = append(append([]string(nil), cmd.Env...), fmt.Sprintf("%s=%d", gateEnv, 3+len(cmd.ExtraFiles)))
 	pid, err := spawnJob(&gate)
@@ -121,24 +106,24 @@ func startGated(cmd *exec.Cmd, exe string) (*child, error) {
 	return &child{pid: pid, form: pgroupForm(pid), gate: ours}, nil
 }
 
-// gateReadyWait bounds awaitGate, on the monotonic clock.
-const gateReadyWait = 5 * time.Second
+// readyWait bounds the wait for a helper's readiness byte.
+const readyWait = 5 * time.Second
 
-// awaitGate waits until the gate has given the signals the command's
-// dispositions (or is gone), so that a signal sent to it from then on
-// (during the on-start hook, say) does what it would do to the command.
-func (ch *child) awaitGate() {
-	if ch.gate == nil {
-		return
-	}
-	ch.gate.SetReadDeadline(time.Now().Add(gateReadyWait))
+// awaitByte returns once f gives a byte or EOF, or at readyWait.
+func awaitByte(f *os.File) {
+	f.SetReadDeadline(time.Now().Add(readyWait))
 	var b [1]byte
-	ch.gate.Read(b[:]) // a byte, EOF (the gate is gone) or the deadline: go on
+	f.Read(b[:])
 }
 
-// release lets a gated child run its command. A gate already gone (a
-// signal ended it while it waited) is not an error: its end is the job's,
-// reported when it is reaped, as a command's would be.
+// awaitGate waits until the gate has set the command's signal dispositions.
+func (ch *child) awaitGate() {
+	if ch.gate != nil {
+		awaitByte(ch.gate)
+	}
+}
+
+// release lets a gated child run; a gate already gone is reaped as the job.
 func (ch *child) release() error {
 	if ch.gate == nil {
 		return nil
@@ -152,9 +137,7 @@ func (ch *child) release() error {
 	return nil
 }
 
-// kill ends a gated child that must not run, and reaps it. It returns the
-// signal that had already ended the gate, if one had: that signal was
-// meant for the command, and the run ends as the command would have.
+// kill ends and reaps a gated child; it returns a signal that ended it first.
 func (ch *child) kill() syscall.Signal {
 	var ws unix.WaitStatus
 	gone, _ := unix.Wait4(ch.pid, &ws, unix.WNOHANG, nil)

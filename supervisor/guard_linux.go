@@ -20,26 +20,19 @@ import (
 	"github.com/leasewrap/leasewrap/internal/cgroup"
 )
 
-// A lease that dies with leasewrap (lease.DiesWithLeasewrap: an etcd
-// session) is taken by another host soon after leasewrap dies, so the job
-// must not outlive it: the child gets Pdeathsig SIGKILL, from a goroutine
-// locked to its thread until the job is over (the signal follows the
-// thread, golang/go#27505), and a guard (leasewrap re-executed, blocked on
-// a pipe only leasewrap holds) kills the rest of the job, its cgroup or its
-// process group, if that pipe closes without the all-clear byte.
-
-// guardEnv marks a job guard; guardFDEnv names its pipe, on which it gets
-// what to kill (jobForm.guardMessage) and the all-clear byte 'd'.
+// guardEnv marks a job guard; guardFDEnv names its pipe (what to kill,
+// then the all-clear byte 'd'); guardReadyFDEnv, where tasks are limited,
+// where it says its threads exist, so a job filling its pids limit cannot
+// make it abort.
 const (
-	guardEnv   = "LEASEWRAP_GUARD"
-	guardFDEnv = "LEASEWRAP_GUARD_FD"
-	// guardReadyFDEnv, where tasks are limited, names where the guard
-	// says it has made its threads: the job starts only after that, so a
-	// job that fills its pids limit at once cannot make it abort.
+	guardEnv        = "LEASEWRAP_GUARD"
+	guardFDEnv      = "LEASEWRAP_GUARD_FD"
 	guardReadyFDEnv = "LEASEWRAP_GUARD_READY_FD"
 )
 
-// guard keeps one job tied to leasewrap's life.
+// guard keeps a job whose lease dies with leasewrap (an etcd session) from
+// outliving it: leasewrap re-executed, blocked on a pipe only leasewrap
+// holds, kills the job if that pipe closes without the all-clear byte.
 type guard struct {
 	release chan struct{} // closed once the job is over: the thread may go
 	pipe    *os.File      // write end of the guard's pipe
@@ -47,9 +40,9 @@ type guard struct {
 	pid     int           // the guard process
 }
 
-// startGuarded starts cmd with Pdeathsig from a goroutine locked to its
-// thread for the job's life, then tells the guard t (started before, even
-// before a wait) what the job is. t is done if the job cannot start.
+// startGuarded starts cmd with Pdeathsig SIGKILL from a goroutine locked to
+// its thread for the job's life (the signal follows the thread,
+// golang/go#27505), then tells the guard t what the job is.
 func startGuarded(cmd *exec.Cmd, t *guard, hold *jobForm) (*child, error) {
 	cmd.SysProcAttr.Pdeathsig = unix.SIGKILL
 	type started struct {
@@ -58,8 +51,7 @@ func startGuarded(cmd *exec.Cmd, t *guard, hold *jobForm) (*child, error) {
 	}
 	t.awaitReady()
 	startc := make(chan started, 1)
-	// Not an actor: this goroutine does no work, it only keeps the thread
-	// that is the child's parent alive (and locked) until the job is over.
+	// Not an actor: it only keeps the child's parent thread until the job is over.
 	go func() {
 		runtime.LockOSThread()
 		pid, err := spawnJob(cmd)
@@ -89,20 +81,22 @@ func startGuarded(cmd *exec.Cmd, t *guard, hold *jobForm) (*child, error) {
 	return ch, nil
 }
 
-// startGuard starts a job guard (exe in the guard role) that waits on its
-// pipe for the job it must guard; done ends it.
-func startGuard(exe string) (*guard, error) {
+// startGuard starts a job guard, which waits on its pipe for its job.
+func (r *runner) startGuard() (*guard, error) {
+	exe, err := r.helperExe("job guard")
+	if err != nil {
+		return nil, err
+	}
 	t := &guard{release: make(chan struct{})}
-	r, w, err := os.Pipe()
+	pr, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("supervisor: job guard pipe: %w", err)
 	}
-	defer r.Close()
+	defer pr.Close()
 	cmd := exec.Command(exe)
-	// GOMAXPROCS=1: each P may cost the guard a thread, and it needs none
-	// of them (the job's own GOMAXPROCS is not the guard's).
+	// GOMAXPROCS=1: each P may cost the guard a thread.
 	cmd.Env = append(os.Environ(), guardEnv+"=1", guardFDEnv+"=3", "GOMAXPROCS=1")
-	cmd.ExtraFiles = []*os.File{r}
+	cmd.ExtraFiles = []*os.File{pr}
 	startThreads()
 	if threads != nil { // tasks are limited
 		rr, rw, err := os.Pipe()
@@ -129,24 +123,16 @@ func startGuard(exe string) (*guard, error) {
 	return t, nil
 }
 
-// guardReadyWait bounds awaitReady (the guard is ready within milliseconds).
-const guardReadyWait = 5 * time.Second
-
-// awaitReady waits, where tasks are limited, for the guard's readiness
-// byte or its end, at most guardReadyWait.
+// awaitReady waits, where tasks are limited, for the guard's readiness.
 func (t *guard) awaitReady() {
-	if t.ready == nil {
-		return
+	if t.ready != nil {
+		awaitByte(t.ready)
+		t.ready.Close()
+		t.ready = nil
 	}
-	var b [1]byte
-	t.ready.SetReadDeadline(time.Now().Add(guardReadyWait))
-	t.ready.Read(b[:])
-	t.ready.Close()
-	t.ready = nil
 }
 
-// done gives the all-clear and waits for the guard to exit. It is
-// idempotent.
+// done gives the all-clear and reaps the guard; it is idempotent.
 func (t *guard) done() {
 	if t.ready != nil { // the job never started
 		t.ready.Close()
@@ -160,8 +146,7 @@ func (t *guard) done() {
 	}
 }
 
-// clear gives the all-clear and lets the locked thread go without waiting
-// for the guard's exit, so the lease is released first; done reaps it.
+// clear gives the all-clear and lets the locked thread go, without reaping.
 func (t *guard) clear() {
 	if t.pipe != nil {
 		t.pipe.Write([]byte{'d'})
@@ -176,8 +161,7 @@ func (t *guard) clear() {
 }
 
 // runGuard is the guard role: on the all-clear byte it exits; on the
-// pipe's end without it (leasewrap died) it kills the job it was told of,
-// its cgroup, then its process group until empty (bounded).
+// pipe's end without it it kills the job's cgroup, then its process group.
 func runGuard(fdv string) int {
 	for _, s := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGPIPE} {
 		signal.Ignore(s)
@@ -220,8 +204,7 @@ func runGuard(fdv string) int {
 	return 0
 }
 
-// readGuardPipe reads the guard's pipe until its end: the job it names
-// ("J<pgid> <cgroup dir>\n"), and whether the all-clear byte came.
+// readGuardPipe reads the job named and whether the all-clear came.
 func readGuardPipe(fd int) (pgid int, cgdir string, clear bool) {
 	rd := bufio.NewReader(os.NewFile(uintptr(fd), "guard pipe"))
 	for {

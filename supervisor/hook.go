@@ -30,32 +30,22 @@ const (
 	EnvDuration = "LEASEWRAP_DURATION_SECONDS" // on-exit: how long the command ran
 )
 
-// hookDrain bounds how long a hook's output is read after the hook and
-// what it left were killed: a process that escaped the kill (out of a
-// process group by setsid) may hold the pipe, which is then closed.
+// hookDrain bounds how long a hook's output is read after it was killed:
+// a process that escaped the kill may hold the pipe.
 const hookDrain = time.Second
 
-// hookOutputMax bounds the output of a hook kept under -q (shown only if
-// it fails).
+// hookOutputMax bounds the output of a hook kept under -q.
 const hookOutputMax = 64 << 10
 
-// onStart runs the on-start hook for j under ls, taken by an attempt
-// that began at at, before the command starts. The lease is kept while
-// the hook runs: a keeper renews it (its fence a timer of its own), and
-// a loss, pushed or at the fence, kills the hook. Once it is over, a TTL
-// lease is renewed once more, so that the job's fence counts from a
-// renewal made after the hook. It returns the monotonic start of that
-// renewal (at, for a lease without TTL or without a hook), or an error
-// matching lease.ErrHeld when the lease was lost meanwhile (the command
-// must not run; the caller settles the lease as never run), or ctx's
-// error when the run was aborted.
+// onStart runs the on-start hook under ls, taken by an attempt begun at at.
+// A keeper renews the lease meanwhile and a loss kills the hook; then a TTL
+// lease is renewed once more, and the start of that renewal returned, for
+// the fence to count from. A loss is an error matching lease.ErrHeld.
 func (r *runner) onStart(ctx context.Context, j *job, ls lease.Lease, at time.Time) (time.Time, error) {
 	if r.cfg.OnStart == "" {
 		return at, nil
 	}
-	// Renewals never overlap: one abandoned by the keeper when the hook
-	// ended still holds the slot, and the renewal after the hook waits
-	// for it.
+	// Renewals never overlap: the one after the hook waits for an abandoned one.
 	slot := make(chan struct{}, 1)
 	renewFn := func(ctx context.Context) error {
 		select {
@@ -79,14 +69,11 @@ func (r *runner) onStart(ctx context.Context, j *job, ls lease.Lease, at time.Ti
 	}
 	env := r.hookEnv(j, ls, "started")
 	var g run.Group
-	// The hook: its end ends the group. killed is why it was killed
-	// before it ended (the group's end: a loss or an abort), if it was.
-	var killed error
+	var killed error // why the hook was killed before it ended, if it was
 	actor(&g, ctx, func(ctx context.Context) error {
 		killed = r.runHook(ctx, "on-start", r.cfg.OnStart, env)
 		return nil
 	})
-	// The keeper: a loss at the fence or a permanent error ends the group.
 	actor(&g, ctx, func(ctx context.Context) error {
 		err := k.Run(ctx)
 		if err == nil {
@@ -95,7 +82,6 @@ func (r *runner) onStart(ctx context.Context, j *job, ls lease.Lease, at time.Ti
 		}
 		return err
 	})
-	// The lease's own loss, pushed.
 	actor(&g, ctx, func(ctx context.Context) error {
 		select {
 		case <-ls.Done():
@@ -127,8 +113,7 @@ func (r *runner) onStart(ctx context.Context, j *job, ls lease.Lease, at time.Ti
 	return now, nil
 }
 
-// onExit runs the on-exit hook after the lease of a run that held it was
-// settled (res, err: what Run returns).
+// onExit runs the on-exit hook after the lease was settled.
 func (r *runner) onExit(ctx context.Context, j *job, ls lease.Lease, res Result, err error) {
 	if r.cfg.OnExit == "" {
 		return
@@ -150,33 +135,22 @@ func (r *runner) onExit(ctx context.Context, j *job, ls lease.Lease, res Result,
 	env := append(r.hookEnv(j, ls, outcome),
 		EnvExitCode+"="+strconv.Itoa(code),
 		EnvDuration+"="+strconv.FormatFloat(res.Runtime.Seconds(), 'f', 3, 64))
-	// The run's own context may have ended (it is not the hook's): the
-	// hook is bounded by its timeout only.
+	// The run's context may have ended: the hook is bounded by its timeout only.
 	r.runHook(context.WithoutCancel(ctx), "on-exit", r.cfg.OnExit, env)
 }
 
-// hookEnv is the lease's environment as the command gets it (without
-// the descriptor: a hook left running must not hold a flock) and the
-// outcome.
+// hookEnv is the lease's environment without the descriptor (a hook left
+// running must not hold a flock), and the outcome.
 func (r *runner) hookEnv(j *job, ls lease.Lease, outcome string) []string {
 	var cmd exec.Cmd
 	inherit.Attach(&cmd, r.cfg.Env, inherit.Handover{Kind: j.locker.Kind(), Key: j.locker.Key(), Holder: ls.Holder(), Env: ls.Env()})
 	return append(cmd.Env, EnvOutcome+"="+outcome)
 }
 
-// runHook runs sh -c script as part of the run, with env and its stdin
-// /dev/null. The hook is held together in a cgroup of its own (beside the
-// job's, where the job's form allows one and one can be created), else in
-// a process group of its own. Its output comes through a pipe leasewrap
-// copies to its stderr (kept back under -q, shown only if it fails).
-//
-// Once the hook's shell exits, what it left running is killed; at the hook
-// timeout (none when 0) or when ctx ends, all of it is. The pipe is then
-// read until every writer is gone, at most hookDrain longer, and closed: a
-// leftover the kill could not reach (a setsid(2) out of a process group)
-// cannot keep leasewrap's stderr open. A hook that fails is logged, never
-// returned: a hook does not change the run. When ctx ended first, nothing
-// is logged and ctx's cause is returned, for the caller to say.
+// runHook runs sh -c script in a hookBox, its output copied to stderr
+// (under -q, only if it fails). What the shell leaves running is killed
+// when it exits, all of it at the hook timeout or when ctx ends. A failure
+// is logged, never returned; when ctx ended first, its cause is returned.
 func (r *runner) runHook(ctx context.Context, name, script string, env []string) (interrupted error) {
 	log := r.cfg.Logger
 	var hctx context.Context
@@ -232,15 +206,13 @@ func (r *runner) runHook(ctx context.Context, name, script string, env []string)
 	var left []member
 	copied := make(chan struct{})
 	var g run.Group
-	// The output, until every writer is gone (or the pipe is cut). A
-	// plain Writer: no splice(2) that closing the pipe might not end.
+	// The output; a plain Writer: no splice(2) that closing the pipe might not end.
 	g.Add(func() error {
 		io.Copy(struct{ io.Writer }{out}, pr)
 		close(copied)
 		return nil
 	}, func(error) { pr.Close() })
-	// The hook: its shell, then what it left behind, then the rest of its
-	// output. Bounded by itself (the timeout, ctx), so not interrupted.
+	// The hook, bounded by itself (the timeout, ctx), so not interrupted.
 	g.Add(func() error {
 		err = cmd.Wait()
 		if left = box.members(pgid); len(left) > 0 || box.cg != nil {
@@ -277,31 +249,17 @@ func (r *runner) runHook(ctx context.Context, name, script string, env []string)
 	return nil
 }
 
-// hookBox holds one hook and what it starts together: a cgroup of its own
-// (nothing leaves it), else the process group the hook's shell leads
-// (what calls setsid(2) or setpgid(2) leaves it).
+// hookBox holds a hook together: a cgroup of its own, else its process group.
 type hookBox struct{ cg *cgroup.Group }
 
-// newHookBox creates the hook's cgroup beside the job's, where --job allows
-// one (auto, cgroup) and leasewrap can create one; else the hook is held
-// by its process group (said at debug level).
+// newHookBox creates the hook's cgroup beside the job's where --job allows one.
 func (r *runner) newHookBox(log *slog.Logger) *hookBox {
 	b := &hookBox{}
 	if r.cfg.Job == JobPgroup {
 		return b
 	}
-	parent := cgroup.Parent
-	if r.cfg.cgroupParent != nil {
-		parent = r.cfg.cgroupParent
-	}
-	dir, err := parent()
-	if errors.Is(err, cgroup.ErrUndelegated) && r.cfg.Job == JobCgroup {
-		err = nil // as the job's own cgroup (--job cgroup)
-	}
-	if err == nil {
-		b.cg, err = cgroup.Create(dir)
-	}
-	if err != nil {
+	var err error
+	if b.cg, err = r.cfg.newCgroup(nil); err != nil {
 		log.Debug("hooks run in a process group of their own (no cgroup)", "why", err.Error())
 	}
 	return b
@@ -317,10 +275,7 @@ func (b *hookBox) form() string {
 // members lists the hook's live processes (pgid: its shell's group).
 func (b *hookBox) members(pgid int) []member {
 	if b.cg == nil {
-		if unix.Kill(-pgid, 0) == unix.ESRCH {
-			return nil
-		}
-		return liveProcs(func(_ int, st procstat.Stat) bool { return st.PGRP == pgid })
+		return groupMembers(pgid)
 	}
 	pids, _ := b.cg.Members()
 	out := make([]member, 0, len(pids))
@@ -332,8 +287,7 @@ func (b *hookBox) members(pgid int) []member {
 	return out
 }
 
-// kill SIGKILLs every process of the hook: cgroup.kill, or the process
-// group pgid.
+// kill SIGKILLs every process of the hook.
 func (b *hookBox) kill(pgid int) {
 	if b.cg != nil && b.cg.Kill() == nil {
 		return
@@ -341,8 +295,7 @@ func (b *hookBox) kill(pgid int) {
 	unix.Kill(-pgid, unix.SIGKILL)
 }
 
-// close removes the hook's cgroup (its members were killed: the removal
-// waits out their exit, about a second at most).
+// close removes the hook's cgroup.
 func (b *hookBox) close(log *slog.Logger) {
 	if b.cg == nil || b.cg.Remove() {
 		return

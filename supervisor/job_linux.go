@@ -18,24 +18,20 @@ import (
 	"github.com/leasewrap/leasewrap/internal/procstat"
 )
 
-// JobMode chooses what holds a job together: what the lease covers, what
-// is stopped when it is lost, and what must be gone before it is settled.
+// JobMode chooses what holds a job together: what the lease covers and stops.
 type JobMode string
 
 const (
-	// JobAuto is a cgroup where leasewrap can create one, else the process
-	// group (the default).
+	// JobAuto is a cgroup where one can be created, else the process group.
 	JobAuto JobMode = "auto"
-	// JobCgroup is a cgroup v2 of the job's own, which no descendant can leave
-	// by setsid or a double fork; the run fails if none can be created.
+	// JobCgroup is a cgroup v2 of the job's own; the run fails without one.
 	JobCgroup JobMode = "cgroup"
 	// JobPgroup is the child's process group, which setsid or setpgid leaves.
 	JobPgroup JobMode = "pgroup"
 )
 
 // JobEnv tells the command its job: "cgroup:<dir>" or "pgroup:<pid of
-// leasewrap>". A nested leasewrap keeps its command in an outer group job,
-// or nests its cgroup in an outer cgroup job.
+// leasewrap>", so a nested leasewrap stays inside it.
 const JobEnv = "LEASEWRAP_JOB"
 
 func (m JobMode) check() error {
@@ -53,80 +49,66 @@ type jobForm struct {
 	joined   bool
 	pgid     int // the child's process group, once started
 	guardPID int // the job guard: never a member of a joined job
-
-	// parent, while set, is where the job's cgroup is to be created at
-	// the first start (--job auto): a run that starts nothing (a replay,
-	// a held lease) creates none. log says which form that start got.
-	parent func() (string, error)
-	log    *slog.Logger
+	// lazy, while set: --job auto creates the cgroup at the first start, under it.
+	lazy *Config
+	log  *slog.Logger
 }
 
-// newJobForm decides the job's form and logs it: --job cgroup creates the
-// cgroup now (an error before anything is acquired), auto at the first start.
+// newJobForm decides the job's form; --job cgroup creates the cgroup now.
 func (c *Config) newJobForm(log *slog.Logger) (*jobForm, error) {
 	h := &jobForm{}
 	if outer, ok := outerGroup(os.Getenv(JobEnv)); ok {
 		h.joined = true
 		log.Debug("inside the process-group job of an outer leasewrap; the command stays in its group", "outer_pid", outer, "pgid", unix.Getpgrp())
 	}
-	if c.Job == JobPgroup {
+	switch c.Job {
+	case JobPgroup:
 		log.Debug("job form: process group", "why", "--job pgroup")
-		return h, nil
+	case JobCgroup:
+		if err := h.create(c, log); err != nil {
+			return nil, fmt.Errorf("supervisor: --job cgroup: %w (use --job auto or pgroup to run in a process group)", err)
+		}
+	default:
+		h.lazy, h.log = c, log
 	}
-	parent := cgroup.Parent
-	if c.cgroupParent != nil {
-		parent = c.cgroupParent
-	}
-	if c.Job != JobCgroup {
-		h.parent, h.log = parent, log
-		return h, nil
-	}
-	dir, err := parent()
-	if errors.Is(err, cgroup.ErrUndelegated) {
-		log.Debug("our cgroup is a systemd unit's not marked delegated; --job cgroup uses it anyway", "why", err.Error())
-		err = nil
-	}
-	if err == nil {
-		h.cg, err = cgroup.Create(dir)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("supervisor: --job cgroup: %w (use --job auto or pgroup to run in a process group)", err)
-	}
-	log.Debug("job form: cgroup", "cgroup", h.cg.Dir())
-	h.keepPids(log)
 	return h, nil
 }
 
-// create makes the job's cgroup at the first start, or settles on the
-// process group, saying why.
-func (h *jobForm) create() {
-	parent := h.parent
-	h.parent = nil
-	dir, err := parent()
-	if err == nil {
-		h.cg, err = cgroup.Create(dir)
+// newCgroup creates a cgroup under the parent cgroup; --job cgroup accepts
+// a systemd unit's cgroup not marked delegated (said on log, if not nil).
+func (c *Config) newCgroup(log *slog.Logger) (*cgroup.Group, error) {
+	dir, err := c.cgroupParent()
+	if errors.Is(err, cgroup.ErrUndelegated) && c.Job == JobCgroup {
+		if log != nil {
+			log.Debug("our cgroup is a systemd unit's not marked delegated; --job cgroup uses it anyway", "why", err.Error())
+		}
+		err = nil
 	}
 	if err != nil {
-		h.log.Debug("job form: process group (no cgroup of its own)", "why", err.Error())
-		return
+		return nil, err
 	}
-	h.log.Debug("job form: cgroup", "cgroup", h.cg.Dir())
-	h.keepPids(h.log)
+	return cgroup.Create(dir)
 }
 
-// keepPids keeps pidsMargin tasks of the tightest pids limit above the job
-// cgroup for leasewrap, where the pids controller is enabled.
-func (h *jobForm) keepPids(log *slog.Logger) {
+// create makes the job's cgroup, keeping pidsMargin tasks above it for leasewrap.
+func (h *jobForm) create(c *Config, log *slog.Logger) error {
+	cg, err := c.newCgroup(log)
+	if err != nil {
+		return err
+	}
+	h.cg = cg
+	log.Debug("job form: cgroup", "cgroup", h.cg.Dir())
 	if n, err := h.cg.KeepPids(pidsMargin); err != nil {
 		log.Debug("could not limit the job cgroup's tasks", "err", err)
 	} else if n > 0 {
 		log.Debug("job cgroup limited to leave tasks for leasewrap", "pids_max", n, "kept", pidsMargin)
 	}
+	return nil
 }
 
-// outerGroup reads JobEnv as an outer leasewrap set it for a process-group
-// job and says whether we are still in that job: the leasewrap it names is
-// an ancestor and our group's leader its child (or gone).
+// outerGroup reads a process-group JobEnv and says whether we are still in
+// that job: the leasewrap it names is an ancestor and our group's leader
+// its child (or gone).
 func outerGroup(v string) (int, bool) {
 	pv, ok := strings.CutPrefix(v, "pgroup:")
 	if !ok {
@@ -151,8 +133,6 @@ func outerGroup(v string) (int, bool) {
 	if !found {
 		return 0, false
 	}
-	// The outer wrapper made its child the leader of the job's group: we
-	// are that child, or the group's leader is.
 	st, err := procstat.Read(unix.Getpgrp())
 	if err != nil {
 		return outer, outer != 1 // the leader is gone; its group lives on
@@ -160,11 +140,13 @@ func outerGroup(v string) (int, bool) {
 	return outer, st.PPID == outer
 }
 
-// into makes cmd's child born into the job (CLONE_INTO_CGROUP, or a group
-// of its own unless joined) and sets JobEnv.
+// into makes cmd's child born into the job and sets JobEnv.
 func (h *jobForm) into(cmd *exec.Cmd) {
-	if h.parent != nil {
-		h.create()
+	if c := h.lazy; c != nil {
+		h.lazy = nil
+		if err := h.create(c, h.log); err != nil {
+			h.log.Debug("job form: process group (no cgroup of its own)", "why", err.Error())
+		}
 	}
 	cmd.SysProcAttr.Setpgid = !h.joined
 	cmd.SysProcAttr.Foreground = cmd.SysProcAttr.Foreground && !h.joined
@@ -188,8 +170,7 @@ func (h *jobForm) started(ch *child) {
 // pgroupForm is the process-group form for a child of its own group.
 func pgroupForm(pgid int) *jobForm { return &jobForm{pgid: pgid} }
 
-// forward passes a signal on to the job: its process group, or every
-// member when that group is an outer wrapper's.
+// forward passes a signal on to the job's process group, or a joined job's members.
 func (h *jobForm) forward(sig unix.Signal) error {
 	if h.joined {
 		return h.signal(sig)
@@ -197,8 +178,7 @@ func (h *jobForm) forward(sig unix.Signal) error {
 	return unix.Kill(-h.pgid, sig)
 }
 
-// signal sends sig to every member of the job; SIGKILL of a cgroup job is
-// cgroup.kill, which also reaches what forks meanwhile.
+// signal sends sig to every member of the job (SIGKILL: cgroup.kill).
 func (h *jobForm) signal(sig unix.Signal) error {
 	switch {
 	case h.cg != nil:
@@ -245,14 +225,19 @@ func (h *jobForm) members() []member {
 	case h.joined:
 		return descendants(os.Getpid(), h.guardPID)
 	}
-	if unix.Kill(-h.pgid, 0) == unix.ESRCH {
-		return nil // empty, without reading /proc
-	}
-	return liveProcs(func(_ int, st procstat.Stat) bool { return st.PGRP == h.pgid })
+	return groupMembers(h.pgid)
 }
 
-// guardMessage tells the guard what to kill should leasewrap die:
-// "J<pgid> <cgroup dir>\n" (pgid 0 for a joined job).
+// groupMembers lists the live processes of process group pgid.
+func groupMembers(pgid int) []member {
+	if unix.Kill(-pgid, 0) == unix.ESRCH {
+		return nil // empty, without reading /proc
+	}
+	return liveProcs(func(_ int, st procstat.Stat) bool { return st.PGRP == pgid })
+}
+
+// guardMessage tells the guard what to kill: "J<pgid> <cgroup dir>\n"
+// (pgid 0 for a joined job).
 func (h *jobForm) guardMessage() []byte {
 	pgid := h.pgid
 	if h.joined {
@@ -276,9 +261,7 @@ func (h *jobForm) String() string {
 	return fmt.Sprintf("process group %d", h.pgid)
 }
 
-// close removes the job's cgroup once the job is over (one with members
-// left is left for a later sweep), and now and then sweeps what SIGKILLed
-// leasewraps left beside it.
+// close removes the job's cgroup if empty, and now and then sweeps stale ones.
 func (h *jobForm) close(log *slog.Logger) {
 	threads.drop() // a run that started nothing lets the threads go
 	if h == nil || h.cg == nil {
@@ -332,8 +315,7 @@ type member struct {
 
 func (m member) String() string { return fmt.Sprintf("%d (%s)", m.pid, m.comm) }
 
-// liveProcs lists the live (not zombie) processes keep accepts; without
-// /proc, one unknown member (not proven empty).
+// liveProcs lists the live processes keep accepts; without /proc, one unknown.
 func liveProcs(keep func(int, procstat.Stat) bool) []member {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
@@ -352,9 +334,8 @@ func liveProcs(keep func(int, procstat.Stat) bool) []member {
 	return out
 }
 
-// stopForShell handles a job stopped by ^Z at its terminal: leasewrap
-// takes the terminal back and stops itself so the shell sees its job
-// stopped; on SIGCONT it hands the terminal back and continues the job.
+// stopForShell handles a job stopped by ^Z: leasewrap takes the terminal
+// back and stops itself; continued, it gives the job the terminal again.
 func (r *runner) stopForShell(ch *child) {
 	if !r.foreground {
 		return
@@ -362,15 +343,13 @@ func (r *runner) stopForShell(ch *child) {
 	stdin := r.cfg.Stdin
 	setForeground(stdin, unix.Getpgrp())
 	unix.Kill(os.Getpid(), unix.SIGSTOP)
-	// Continued.
-	if fg, err := unix.IoctlGetInt(int(stdin.Fd()), unix.TIOCGPGRP); err == nil && fg == unix.Getpgrp() {
+	if foregroundTTY(stdin) {
 		setForeground(stdin, ch.form.pgid) // fg: the job gets the terminal again
 	}
 	ch.form.signal(unix.SIGCONT)
 }
 
-// setForeground makes pgid the terminal's foreground group, with SIGTTOU
-// blocked (not ignored, which a child would inherit) on this thread.
+// setForeground makes pgid the terminal's foreground group, SIGTTOU blocked.
 func setForeground(tty *os.File, pgid int) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

@@ -12,18 +12,10 @@ import (
 	"github.com/leasewrap/leasewrap/internal/cgroup"
 )
 
-// Limits the job runs under (a cgroup's pids or memory limit both are
-// in) must end the job, never leasewrap. Where tasks are limited, the Go
-// runtime's threads are started before the first command (a thread it
-// cannot start later is fatal: "newosproc"), and the job's oom_score_adj
-// is set above leasewrap's.
-
-// maxProcs caps GOMAXPROCS where tasks are limited: supervision needs no
-// parallelism, and every P is a thread.
+// maxProcs caps GOMAXPROCS where tasks are limited: every P is a thread.
 const maxProcs = 2
 
-// spareThreads are threads beyond one per P for goroutines blocked in
-// system calls or locked (the guard's wait4, a poll, an fsync).
+// spareThreads are threads beyond one per P, for blocked or locked goroutines.
 const spareThreads = 3
 
 // oomDelta is how much more the job's oom_score_adj is than leasewrap's.
@@ -36,12 +28,11 @@ var (
 	oom         oomPlan
 )
 
-// pidsMargin is how many tasks of a pids limit above the job cgroup are
-// kept for leasewrap's later threads and helpers (cgroup.Group.KeepPids).
+// pidsMargin is how many tasks of a pids limit are kept for leasewrap.
 const pidsMargin = 32
 
-// startThreads starts, once per process, the threads leasewrap needs
-// where tasks are limited (tasksLimited); startLimits waits for them.
+// startThreads starts, once, the threads leasewrap needs where tasks are
+// limited: a thread the runtime cannot start later is fatal.
 func startThreads() {
 	threadsOnce.Do(func() {
 		if tasksLimited() {
@@ -51,9 +42,7 @@ func startThreads() {
 }
 
 // tasksLimited reports whether the job may exhaust a limit on tasks that
-// leasewrap's threads count against: a cgroup's pids.max (see
-// cgroup.PidsLimited), or RLIMIT_NPROC for a user other than root (root
-// is exempt from it).
+// leasewrap's threads count against: pids.max, or RLIMIT_NPROC for non-root.
 func tasksLimited() bool {
 	var rl unix.Rlimit
 	if os.Geteuid() != 0 && (unix.Getrlimit(unix.RLIMIT_NPROC, &rl) != nil || rl.Cur != unix.RLIM_INFINITY) {
@@ -62,25 +51,21 @@ func tasksLimited() bool {
 	return cgroup.PidsLimited()
 }
 
-// startLimits is called before each start of a command of the job: the
-// threads exist before it runs, and the first call reads the
-// oom_score_adj leasewrap was started with.
+// startLimits is called before each start of a job's command.
 func startLimits() {
 	startThreads()
 	threads.ready()
 	oomOnce.Do(func() { oom.base, oom.known = readOOMAdj("self") })
 }
 
-// threadSet is a set of goroutines each locked to a thread of its own
-// until released: the runtime then keeps those threads for later work.
+// threadSet locks goroutines to threads until released; the runtime keeps them.
 type threadSet struct {
 	locked  sync.WaitGroup
 	release chan struct{}
 	once    sync.Once
 }
 
-// makeThreads caps the Ps at maxProcs and has GOMAXPROCS+spareThreads
-// goroutines lock a thread each. Not an actor: each ends when released.
+// makeThreads caps the Ps and locks GOMAXPROCS+spareThreads threads (not actors).
 func makeThreads() *threadSet {
 	if runtime.GOMAXPROCS(0) > maxProcs {
 		runtime.GOMAXPROCS(maxProcs)
@@ -124,8 +109,7 @@ type oomPlan struct {
 	lowered bool // and could
 }
 
-// started sets a just started command's oom_score_adj; errors are ignored
-// (the value is a preference).
+// started sets a just started command's oom_score_adj; errors are ignored.
 func (o *oomPlan) started(pid int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -133,7 +117,6 @@ func (o *oomPlan) started(pid int) {
 		return
 	}
 	if !o.tried {
-		// The command inherited base; leasewrap lowers its own after it.
 		o.tried = true
 		if own := max(o.base-oomDelta, -1000); own < o.base && writeOOMAdj("self", own) == nil {
 			o.lowered = true

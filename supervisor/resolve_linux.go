@@ -17,25 +17,18 @@ import (
 	"github.com/leasewrap/leasewrap/lease"
 )
 
-// Exit codes of a command that cannot be executed, as env(1) and sh use
-// them.
+// Exit codes of a command that cannot be executed, as env(1) uses them.
 const (
-	// CodeNotExecutable: found, but not executable (a directory, no
-	// execute permission, a noexec mount, an interpreter that is a
-	// directory).
+	// CodeNotExecutable: found, but not executable.
 	CodeNotExecutable = 126
-	// CodeNotFound: not found (not in PATH, no such file, or the
-	// interpreter its #! line names does not exist).
+	// CodeNotFound: not found, or its #! interpreter is not.
 	CodeNotFound = 127
 )
 
-// ErrEmptyCommand reports an empty command line or an empty program name:
-// a usage error, found before anything is acquired.
+// ErrEmptyCommand reports an empty command line or program name.
 var ErrEmptyCommand = errors.New("supervisor: no command to run (give it after --)")
 
-// ExecError reports a command that cannot be executed. Code is the exit
-// status env(1) would give (CodeNotFound or CodeNotExecutable); Path is the
-// program as given or as found in PATH; Err says why. It matches ErrStart.
+// ExecError reports a command that cannot be executed; it matches ErrStart.
 type ExecError struct {
 	Path string
 	Code int
@@ -49,12 +42,8 @@ func (e *ExecError) Unwrap() error { return e.Err }
 // Is makes an *ExecError match ErrStart.
 func (e *ExecError) Is(target error) bool { return target == ErrStart }
 
-// resolve settles j's command once, before any lease is taken (Resolve),
-// with the key and holder it will get in its environment.
+// resolve settles j's command, with the key and holder its environment will have.
 func (j *job) resolve(dir string, env []string) error {
-	if env == nil {
-		env = os.Environ()
-	}
 	holder := "" // known before acquiring when the locker says it
 	if h, ok := j.locker.(lease.Identity); ok {
 		holder = h.Holder()
@@ -68,27 +57,23 @@ func (j *job) resolve(dir string, env []string) error {
 	return nil
 }
 
-// defaultPath is the search path when the environment has no PATH, as
-// glibc's execvp uses (confstr _CS_PATH).
+// defaultPath is glibc execvp's search path without PATH.
 const defaultPath = "/bin:/usr/bin"
 
-// shell runs a file that has neither a #! line nor a binary format the
-// kernel knows, as execvp does on ENOEXEC.
+// shell runs a file execve refuses with ENOEXEC, as execvp does.
 const shell = "/bin/sh"
 
 // Resolve finds what running argv in dir with env would execute, as
-// execvp(3) and env(1) decide, without executing it, so a command that
-// cannot run is refused before any lease is taken: an empty argv is
-// ErrEmptyCommand; not found (a #! interpreter included) is an *ExecError
-// with CodeNotFound; a directory, a special file, no execute permission or
-// an argv execve would refuse with E2BIG is CodeNotExecutable. A PATH entry
-// with a non-executable match is skipped, as execvp skips EACCES. A file
-// that starts with neither #! nor ELF is run by /bin/sh, as execvp does on
-// ENOEXEC: path is then /bin/sh and argv [/bin/sh FILE ARGS...]. path is
-// absolute; the file may still change before the exec.
+// execvp(3) decides, so a command that cannot run is refused (an
+// *ExecError, or ErrEmptyCommand) before any lease is taken. A file with
+// neither #! nor ELF is run by /bin/sh: path is then /bin/sh and args
+// [/bin/sh FILE ARGS...]. path is absolute.
 func Resolve(argv []string, dir string, env []string) (path string, args []string, err error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return "", nil, ErrEmptyCommand
+	}
+	if env == nil {
+		env = os.Environ()
 	}
 	name := argv[0]
 	var found string
@@ -129,9 +114,6 @@ func Resolve(argv []string, dir string, env []string) (path string, args []strin
 	if hd.needsShell() {
 		path, args = shell, append([]string{shell, found}, argv[1:]...)
 	}
-	if env == nil {
-		env = os.Environ()
-	}
 	if err := checkArgSize(path, args, env); err != nil {
 		return "", nil, err
 	}
@@ -140,12 +122,6 @@ func Resolve(argv []string, dir string, env []string) (path string, args []strin
 
 // searchPath is the PATH the child would search.
 func searchPath(env []string) string {
-	if env == nil {
-		if p, ok := os.LookupEnv("PATH"); ok {
-			return p
-		}
-		return defaultPath
-	}
 	for i := len(env) - 1; i >= 0; i-- {
 		if v, ok := strings.CutPrefix(env[i], "PATH="); ok {
 			return v
@@ -165,9 +141,7 @@ func absIn(dir, p string) string {
 	return p
 }
 
-// executable checks that p (shown as name) exists, is a regular file the
-// effective ids may execute, and, for a script, that its interpreter does
-// too. It returns p's first bytes.
+// executable checks p and a script's interpreter, and returns p's first bytes.
 func executable(name, p, dir string) (fileHead, error) {
 	if err := checkFile(p); err != nil {
 		err.Path = name
@@ -193,9 +167,8 @@ func checkFile(p string) *ExecError {
 	case errors.Is(err, fs.ErrNotExist):
 		return &ExecError{Code: CodeNotFound, Err: errors.Unwrap(err)}
 	case err != nil:
-		// ENOTDIR, ELOOP, EACCES on a parent: execve fails with these too,
-		// and env(1) gives 126 for everything but ENOENT.
-		return &ExecError{Code: CodeNotExecutable, Err: unwrapPathErr(err)}
+		// env(1) gives 126 for everything but ENOENT.
+		return &ExecError{Code: CodeNotExecutable, Err: errors.Unwrap(err)}
 	case fi.IsDir():
 		return &ExecError{Code: CodeNotExecutable, Err: errors.New("is a directory")}
 	case !fi.Mode().IsRegular():
@@ -207,20 +180,10 @@ func checkFile(p string) *ExecError {
 	return nil
 }
 
-func unwrapPathErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
-// scriptHead is how much of a file the kernel reads for a #! line
-// (BINPRM_BUF_SIZE).
+// scriptHead is how much the kernel reads for a #! line (BINPRM_BUF_SIZE).
 const scriptHead = 256
 
-// fileHead is the first bytes of a file; ok is false when it could not be
-// read (an execute-only binary: the kernel decides then).
+// fileHead is the first bytes of a file; ok is false if unreadable.
 type fileHead struct {
 	b  []byte
 	ok bool
@@ -241,8 +204,7 @@ func head(p string) fileHead {
 	return fileHead{b: b[:n], ok: true}
 }
 
-// interpreter returns the program a #! line names, as the kernel parses
-// it: after "#!" and blanks, up to the next blank or the end of the line.
+// interpreter returns the program a #! line names, as the kernel parses it.
 func (h fileHead) interpreter() (string, bool) {
 	b := h.b
 	if !h.ok || !bytes.HasPrefix(b, []byte("#!")) {
@@ -262,9 +224,7 @@ func (h fileHead) interpreter() (string, bool) {
 	return string(line), true
 }
 
-// needsShell reports a readable file that is neither a script with an
-// interpreter nor an ELF binary: execve refuses it (ENOEXEC) and execvp
-// hands it to /bin/sh.
+// needsShell reports a readable file that is neither a script nor ELF.
 func (h fileHead) needsShell() bool {
 	if !h.ok {
 		return false
@@ -277,8 +237,8 @@ func (h fileHead) needsShell() bool {
 }
 
 // Linux's execve(2) limits (fs/exec.c): one string at most maxArgStrlen
-// bytes with its NUL; all of them with a pointer each at most a quarter of
-// the stack limit, within [argMax, 3/4 of _STK_LIM].
+// bytes; all with a pointer each a quarter of the stack limit, within
+// [argMax, 3/4 of _STK_LIM].
 const (
 	maxArgStrlen = 32 * 4096
 	argMax       = 32 * 4096
@@ -291,14 +251,15 @@ const envMargin = 16 << 10
 // errArgTooLong is execve's E2BIG, found beforehand.
 var errArgTooLong = errors.New("argument list too long (E2BIG)")
 
-// checkArgSize refuses, as execve would with E2BIG, an argv and environment
-// the kernel would not copy, saying which and by how much.
+// checkArgSize refuses an argv and environment execve would refuse with E2BIG.
 func checkArgSize(path string, argv, env []string) *ExecError {
+	need := uint64(len(path)+1) + envMargin // each string with its NUL and a pointer
 	for i, s := range argv {
 		if len(s)+1 > maxArgStrlen {
 			return &ExecError{Path: argv[0], Code: CodeNotExecutable, Err: fmt.Errorf("%w: argument %d is %d bytes, more than the %d one argument may have (MAX_ARG_STRLEN); pass it in a file or on stdin",
 				errArgTooLong, i, len(s), maxArgStrlen-1)}
 		}
+		need += uint64(len(s)+1) + 8
 	}
 	for _, s := range env {
 		if len(s)+1 > maxArgStrlen {
@@ -306,6 +267,7 @@ func checkArgSize(path string, argv, env []string) *ExecError {
 			return &ExecError{Path: argv[0], Code: CodeNotExecutable, Err: fmt.Errorf("%w: environment variable %s is %d bytes, more than the %d one may have (MAX_ARG_STRLEN)",
 				errArgTooLong, name, len(s), maxArgStrlen-1)}
 		}
+		need += uint64(len(s)+1) + 8
 	}
 	limit := uint64(stkLim / 4 * 3)
 	var rl unix.Rlimit
@@ -313,13 +275,6 @@ func checkArgSize(path string, argv, env []string) *ExecError {
 		limit = min(limit, rl.Cur/4)
 	}
 	limit = max(limit, argMax)
-	need := uint64(len(path)+1) + envMargin
-	for _, s := range argv {
-		need += uint64(len(s)+1) + 8
-	}
-	for _, s := range env {
-		need += uint64(len(s)+1) + 8
-	}
 	if need > limit {
 		return &ExecError{Path: argv[0], Code: CodeNotExecutable, Err: fmt.Errorf("%w: the command line and environment take %d bytes (with %d kept for leasewrap's own variables), more than the %d the kernel copies (a quarter of the stack limit, `ulimit -s`, at most 6 MiB); pass data in a file or on stdin",
 			errArgTooLong, need, envMargin, limit)}

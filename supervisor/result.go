@@ -11,73 +11,53 @@ type Outcome uint8
 
 const (
 	// Ran: the command ran and exited, and its lease was settled.
-	// ExitCode is its status.
 	Ran Outcome = iota + 1
-	// Replayed: the work behind the key was already done; nothing ran.
-	// ExitCode is the recorded status, Cause the *lease.ReplayError.
+	// Replayed: the work was already done; ExitCode is the recorded status.
 	Replayed
-	// Conflict: the lease is held by another (tried once), or was not
-	// acquired within Config.Wait; nothing ran. Cause says by whom
-	// (matches lease.ErrHeld, and ErrWaitTimeout after a wait).
+	// Conflict: the lease is held by another, or was not acquired within
+	// Config.Wait (Cause matches lease.ErrHeld or ErrWaitTimeout).
 	Conflict
-	// Lost: the lease was lost while the job ran and the job was stopped, or
-	// it could no longer be proven ours when settled. Cause matches
-	// lease.ErrLost.
+	// Lost: the lease was lost while the job ran, or could not be proven ours
+	// when settled (Cause matches lease.ErrLost).
 	Lost
-	// Aborted: a signal (Signal) stopped leasewrap before the command
-	// started; nothing ran and nothing was left behind.
+	// Aborted: a signal (Signal) stopped leasewrap before the command started.
 	Aborted
-	// PreStepFailed: the pre-step (Config.Pre) exited with ExitCode, not
-	// 0; the command never ran and its lease was not taken.
+	// PreStepFailed: the pre-step exited with ExitCode, not 0; nothing else ran.
 	PreStepFailed
-	// TimedOut: the command ran past Config.Timeout and its job was stopped;
-	// ExitCode is its own status (leasewrap exits 124, as timeout(1) does).
+	// TimedOut: the command ran past Config.Timeout and its job was stopped.
 	TimedOut
 )
 
 var outcomeNames = [...]string{Ran: "ran", Replayed: "replayed", Conflict: "conflict", Lost: "lost", Aborted: "aborted", PreStepFailed: "pre-step failed", TimedOut: "timed out"}
 
-func (o Outcome) String() string {
-	if int(o) < len(outcomeNames) && outcomeNames[o] != "" {
-		return outcomeNames[o]
-	}
-	return "unknown"
-}
+func (o Outcome) String() string { return nameOf(outcomeNames[:], int(o)) }
 
-// Result is what happened in a run. Run returns it with a nil error for
-// every outcome; an error is a failure (usage, a command that cannot run,
-// I/O, a record refused, a lease that could not be settled).
+// Result is what happened in a run; Run's error is for failures only.
 type Result struct {
 	Outcome Outcome
-	// ExitCode is the command's status (128+N for death by signal N) for
-	// Ran, Lost and TimedOut (once it was stopped), the recorded status for
-	// Replayed, the pre-step's status for PreStepFailed; 0 otherwise.
+	// ExitCode is the command's status (128+N for death by signal N), the
+	// recorded one (Replayed) or the pre-step's (PreStepFailed).
 	ExitCode int
-	// Signal is the signal that killed the command (Ran, Lost, TimedOut), or the
-	// one that stopped leasewrap while it waited (Aborted); 0 otherwise.
+	// Signal killed the command, or stopped leasewrap while it waited (Aborted).
 	Signal syscall.Signal
-	// Holder is who holds the lease: this run's holder once acquired
-	// (Ran, Lost, TimedOut), the other holder if known for Conflict.
+	// Holder is this run's holder once acquired, else the other one if known.
 	Holder string
 	// PID is the command's pid (Ran, Lost, TimedOut); 0 if it never started.
 	PID int
 	// Cause is why the command did not run to its own end (nil for Ran).
 	Cause error
-	// Waited is how long acquiring took (a pre-step included), Runtime how long
-	// the command ran, Splayed how long Config.Splay delayed the start.
+	// Waited is how long acquiring took, Runtime how long the command ran,
+	// Splayed how long Config.Splay delayed the start.
 	Waited, Runtime, Splayed time.Duration
 }
 
-// ErrWaitTimeout reports that the lease was not acquired within the wait
-// (in Result.Cause of a Conflict).
+// ErrWaitTimeout is the Cause of a Conflict after a wait ran out.
 var ErrWaitTimeout = errors.New("supervisor: lease not acquired within --wait")
 
-// ErrTimeout reports that the command ran past Config.Timeout and its
-// job was stopped (in Result.Cause of a TimedOut run).
+// ErrTimeout is the Cause of a TimedOut run.
 var ErrTimeout = errors.New("supervisor: the command ran past --timeout")
 
-// ErrStart marks a failure to start the command (not found, not
-// executable): the lease was released and nothing ran.
+// ErrStart marks a command that could not start; its lease was released.
 var ErrStart = errors.New("supervisor: cannot start the command")
 
 // EventType names what an Event reports.
@@ -97,15 +77,16 @@ var eventNames = [...]string{EventWaiting: "waiting", EventAcquired: "acquired",
 	EventStarted: "started", EventLost: "lost", EventFinished: "finished",
 	EventSplay: "splay"}
 
-func (t EventType) String() string {
-	if int(t) < len(eventNames) && eventNames[t] != "" {
-		return eventNames[t]
+func (t EventType) String() string { return nameOf(eventNames[:], int(t)) }
+
+func nameOf(names []string, i int) string {
+	if i < len(names) && names[i] != "" {
+		return names[i]
 	}
 	return "unknown"
 }
 
-// Event is one thing that happened to a run's lease or job, for
-// Config.OnEvent.
+// Event is one thing that happened to a run's lease or job.
 type Event struct {
 	Type    EventType
 	Time    time.Time // wall clock

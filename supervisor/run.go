@@ -14,74 +14,57 @@ import (
 	"github.com/oklog/run"
 	"golang.org/x/sys/unix"
 
+	"github.com/leasewrap/leasewrap/internal/cgroup"
+	_ "github.com/leasewrap/leasewrap/internal/linuxonly" // on another OS, one build error saying leasewrap is Linux-only
 	"github.com/leasewrap/leasewrap/lease"
 )
 
-// forwardedSignals are passed on to the job while it runs (SIGTSTP and
-// SIGCONT included: job control stops and continues the whole job).
+// forwardedSignals are passed on to the job while it runs.
 var forwardedSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT,
 	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH, syscall.SIGTSTP, syscall.SIGCONT}
 
-// ForwardedSignals returns the signals Run catches and passes on to the
-// job (a copy); Run also catches SIGCHLD.
+// ForwardedSignals returns a copy of the signals Run passes on to the job.
 func ForwardedSignals() []os.Signal { return slices.Clone(forwardedSignals) }
 
-// runner is one run in progress: the configuration with its defaults and
-// the state that belongs to the run.
+// runner is one run in progress: the defaulted configuration and the state.
 type runner struct {
-	cfg       Config
-	main, pre *job
-	// sigs carries every forwarded signal from the start: acquisition aborts
-	// or drops, supervision forwards, so none is lost or delivered twice.
-	sigs chan os.Signal
-	chld chan os.Signal // SIGCHLD: wakes the reaper
-	// foreground: the child gets the terminal (settled before any attempt).
-	foreground bool
-	// waitReport is how often a waiter says again whom it waits for.
-	waitReport time.Duration
-	// splayed is how long the start was delayed (Config.Splay).
-	splayed time.Duration
-	// beforeWatch (tests only) runs before each turn of the acquisition's
-	// signal watcher.
-	beforeWatch func()
+	cfg         Config
+	main, pre   *job
+	sigs        chan os.Signal // every forwarded signal from the start: none lost
+	chld        chan os.Signal // SIGCHLD: wakes the reaper
+	foreground  bool           // the child gets the terminal
+	waitReport  time.Duration  // how often a waiter says whom it waits for
+	splayed     time.Duration
+	beforeWatch func() // test seam: runs before each turn of the signal watcher
 }
 
-// job is one command and the lease it runs under, resolved before any
-// lease is taken.
+// job is one command and the lease it runs under.
 type job struct {
 	locker lease.Locker
 	argv   []string
 	path   string   // argv[0] resolved in PATH
-	form   *jobForm // what holds the job together, for every attempt's child
-	// guard is a job guard started while a queued lease was awaited; nil
-	// otherwise.
-	guard *guard
+	form   *jobForm // what holds the job together
+	guard  *guard   // started while a queued lease was awaited, or nil
 }
 
-// acquired is the outcome of the acquisition phase: a held lease and a
-// child running under it.
+// acquired is a held lease and a child running under it.
 type acquired struct {
-	lease    lease.Lease
-	child    *child
-	at       time.Time // monotonic start of the attempt that took the lease
-	anchored bool      // taken with lease.Anchor for the child's pid
-	// forwarded is a terminating signal passed on to the job between its
-	// start and supervision (Result.Forwarded).
-	forwarded syscall.Signal
+	lease     lease.Lease
+	child     *child
+	at        time.Time      // monotonic start of the attempt that took the lease
+	anchored  bool           // taken with lease.Anchor for the child's pid
+	forwarded syscall.Signal // a terminating signal passed on before supervision
 }
 
-// actor adds fn to g as an oklog/run actor whose interrupt ends its
-// context, with the error that ended the group as the context's cause.
+// actor adds fn to g; its interrupt cancels fn's context with the error as cause.
 func actor(g *run.Group, ctx context.Context, fn func(context.Context) error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	g.Add(func() error { return fn(ctx) }, func(err error) { cancel(err) })
 }
 
 // Run runs cfg.Argv under the lease cfg.Locker takes and reports what
-// happened. The error is for failures only (a bad configuration, a command
-// that cannot run: *ExecError, a record refused, a lease not settled, I/O);
-// a held lease, a replay, a loss, a signal while waiting and a failed
-// pre-step are outcomes.
+// happened; the error is for failures only (a command that cannot run is
+// an *ExecError).
 func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
@@ -125,16 +108,18 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		defer signal.Stop(r.sigs)
 		defer signal.Stop(r.chld)
 	}
-	return r.run(ctx)
+	res, err := r.run(ctx)
+	res.Splayed = r.splayed
+	return res, err
 }
 
-// withDefaults fills the zero fields that mean "default" (see Config).
+// withDefaults fills the zero fields that mean a default.
 func withDefaults(c Config) Config {
 	if c.FinishTimeout == 0 {
 		c.FinishTimeout = defaultFinishTimeout
 	}
-	if c.Anchor == "" {
-		c.Anchor = AnchorAuto
+	if c.cgroupParent == nil {
+		c.cgroupParent = cgroup.Parent
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -158,12 +143,6 @@ func withDefaults(c Config) Config {
 }
 
 func (r *runner) run(ctx context.Context) (Result, error) {
-	res, err := r.runSplayed(ctx)
-	res.Splayed = r.splayed
-	return res, err
-}
-
-func (r *runner) runSplayed(ctx context.Context) (Result, error) {
 	var err error
 	if r.splayed, err = r.splay(ctx); err != nil {
 		return notAcquired(err)
@@ -187,8 +166,7 @@ func (r *runner) runSplayed(ctx context.Context) (Result, error) {
 	return res, err
 }
 
-// notAcquired turns an acquisition that ended without a lease into the
-// run's outcome, or leaves it a failure.
+// notAcquired turns an acquisition without a lease into an outcome, or a failure.
 func notAcquired(err error) (Result, error) {
 	var replay *lease.ReplayError
 	var abort *abortError
@@ -198,19 +176,13 @@ func notAcquired(err error) (Result, error) {
 	case errors.As(err, &abort):
 		return Result{Outcome: Aborted, Signal: abort.sig, Cause: err}, nil
 	case errors.Is(err, lease.ErrHeld), errors.Is(err, ErrWaitTimeout):
-		res := Result{Outcome: Conflict, Cause: err}
-		var held *lease.HeldError
-		if errors.As(err, &held) {
-			res.Holder = held.Holder
-		}
-		return res, nil
+		return Result{Outcome: Conflict, Cause: err, Holder: heldBy(err)}, nil
 	}
 	return Result{}, err
 }
 
-// runPre runs the pre-step under its own lease, then obtains the main
-// lease (handed over by Step.Handover, or acquired) and starts the command
-// under it; without a main lease it returns the run's outcome instead.
+// runPre runs the pre-step, then starts the command under the main lease
+// (handed over or acquired); without one it returns the outcome instead.
 func (r *runner) runPre(ctx context.Context) (*acquired, Result, error) {
 	pre, main := r.pre, r.main
 	without := func(err error) (*acquired, Result, error) {
@@ -259,8 +231,7 @@ func (r *runner) runPre(ctx context.Context) (*acquired, Result, error) {
 	return a, Result{}, nil
 }
 
-// runJob supervises the main command until the job is over and settles
-// its lease.
+// runJob supervises the main command and settles its lease.
 func (r *runner) runJob(ctx context.Context, j *job, a *acquired) (Result, error) {
 	log := r.cfg.Logger.With("kind", j.locker.Kind(), "key", j.locker.Key())
 	holder := a.lease.Holder()

@@ -10,29 +10,25 @@ import (
 	"github.com/leasewrap/leasewrap/lease"
 )
 
-// timedOutCode is the status a timed-out job that exited 0 is settled
-// with (timeout(1)'s 124, the code leasewrap exits with).
+// timedOutCode is the status a timed-out job that exited 0 is settled with.
 const timedOutCode = 124
 
 // settleFloor is the least time a settle is given past the lease's expiry.
 const settleFloor = time.Second
 
-// settle settles a lease whose job is over. Finish runs under a deadline
-// (FinishTimeout, and no later than the lease's expiry) and is abandoned if
-// it has not returned by then; abandoned at the expiry, after a loss or
-// past the fence, that is a loss (matches lease.ErrLost).
+// settle settles a lease whose job is over. Finish is abandoned at
+// FinishTimeout or the lease's expiry; abandoned at the expiry, after a
+// loss or past the fence, that is a loss.
 func (r *runner) settle(a *acquired, end jobEnd) error {
 	if r.cfg.Subreaper {
 		reapOrphans()
 	}
 	res := end.status
-	res.Lost = end.loss != nil // the one place a loss becomes the Result's
+	res.Lost = end.loss != nil
 	if end.timedOut && !res.Lost {
 		res.TimedOut = true
 		if res.ExitCode == 0 {
-			// The job exited cleanly on the stop signal: still a failure,
-			// published (with --publish-failures) as timeout(1)'s code.
-			res.ExitCode = timedOutCode
+			res.ExitCode = timedOutCode // a clean exit on the stop signal is still a failure
 		}
 	}
 	now := time.Now()
@@ -70,8 +66,7 @@ func (e *settleTimeout) Error() string {
 	return fmt.Sprintf("settling the lease did not finish within %v; abandoned (it may be stuck in the kernel)", e.after.Round(time.Millisecond))
 }
 
-// finish calls ls.Finish under a context ending at deadline, abandoning it
-// (a *settleTimeout) if it has not returned by then.
+// finish calls ls.Finish, abandoning it (a *settleTimeout) at deadline.
 func (r *runner) finish(ls lease.Lease, res lease.Result, deadline time.Time) error {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()

@@ -16,28 +16,18 @@ import (
 	"github.com/leasewrap/leasewrap/lease"
 )
 
-// child is a started child process. Its life: start (startPlain,
-// startGuarded, startStopped then letGoUnder), signal, kill (never run),
-// reap (job_linux.go).
+// child is a started child process: start (startPlain, startGuarded, or
+// startStopped then letGoUnder), signal, kill (never run), reap.
 type child struct {
-	pid  int
-	form *jobForm // the job: everything the child started
-
-	// gate is our end of the exec gate's socket while a gated child waits;
-	// takeTTY: it gets the terminal when let go.
-	gate    *os.File
-	takeTTY bool
-
-	// pidOnly: the lease's liveness is this pid alone (a claim without
-	// TTL), so the lease ends with it and its leftovers are killed at once.
-	pidOnly bool
-	// guard, for an ephemeral lease, keeps the job from outliving
-	// leasewrap; nil otherwise.
-	guard *guard
+	pid     int
+	form    *jobForm // the job: everything the child started
+	gate    *os.File // our end of the exec gate's socket while it waits
+	takeTTY bool     // it gets the terminal when let go
+	pidOnly bool     // the lease's liveness is this pid alone: leftovers die at once
+	guard   *guard   // keeps the job from outliving leasewrap, or nil
 }
 
-// signal forwards s to the job: the child's process group (every member,
-// when that group is an outer wrapper's).
+// signal forwards s to the job.
 func (ch *child) signal(s os.Signal) error {
 	sig, ok := s.(syscall.Signal)
 	if !ok {
@@ -46,9 +36,7 @@ func (ch *child) signal(s os.Signal) error {
 	return ch.form.forward(sig)
 }
 
-// reap collects, without blocking, the child's end or a stop. As a
-// subreaper it also reaps orphans, comparing pids; otherwise it waits for
-// its own child only, so an embedding program keeps its other children.
+// reap collects, without blocking, the child's end or a stop (anyChild: orphans too).
 func (ch *child) reap(anyChild bool) (status lease.Result, exited, stopped bool) {
 	wpid := ch.pid
 	if anyChild {
@@ -87,8 +75,7 @@ func (ch *child) exited() bool {
 	return info.Signo != 0
 }
 
-// resultOf turns a wait status into the exit-code contract: the child's
-// code, or 128+N for death by signal N.
+// resultOf is the child's code, or 128+N for death by signal N.
 func resultOf(ws unix.WaitStatus) lease.Result {
 	if ws.Signaled() {
 		return lease.Result{ExitCode: 128 + int(ws.Signal()), Signal: ws.Signal()}
@@ -107,8 +94,7 @@ func reapOrphans() {
 	}
 }
 
-// startError classifies a failed exec of path with env(1)'s codes: the
-// file changed between Resolve and the exec.
+// startError classifies a failed exec of path with env(1)'s codes.
 func startError(path string, err error) error {
 	switch {
 	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENOTDIR):
@@ -134,9 +120,7 @@ func (r *runner) prepare(j *job, h inherit.Handover) *exec.Cmd {
 	return cmd
 }
 
-// spawn starts cmd and returns the child's pid. The supervisor waits for
-// its children by pid (reap) and signals process groups, so the
-// os.Process handle is released at once.
+// spawn starts cmd and returns its pid; children are reaped by pid.
 func spawn(cmd *exec.Cmd) (int, error) {
 	if err := cmd.Start(); err != nil {
 		return 0, err
@@ -146,8 +130,7 @@ func spawn(cmd *exec.Cmd) (int, error) {
 	return pid, nil
 }
 
-// spawnJob is spawn for a command of the job (not the guard): its
-// oom_score_adj is set above leasewrap's.
+// spawnJob is spawn for a job's command, its oom_score_adj above leasewrap's.
 func spawnJob(cmd *exec.Cmd) (int, error) {
 	pid, err := spawn(cmd)
 	if err == nil {
@@ -156,8 +139,7 @@ func spawnJob(cmd *exec.Cmd) (int, error) {
 	return pid, err
 }
 
-// foregroundTTY reports whether f is a terminal whose foreground process
-// group is ours.
+// foregroundTTY reports whether f is a terminal whose foreground group is ours.
 func foregroundTTY(f *os.File) bool {
 	pg, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCGPGRP)
 	return err == nil && pg == unix.Getpgrp()
@@ -172,9 +154,8 @@ func startPlain(cmd *exec.Cmd) (*child, error) {
 	return &child{pid: pid, form: pgroupForm(pid)}, nil
 }
 
-// startStopped starts the command behind the exec gate (gate_linux.go),
-// with the command's pid, running nothing until let go. It gets the
-// terminal only when let go: while it waits, a ^C must reach leasewrap.
+// startStopped starts the command behind the exec gate; it gets the
+// terminal only when let go, so a ^C meanwhile reaches leasewrap.
 func (r *runner) startStopped(j *job, h inherit.Handover) (*child, error) {
 	cmd := r.prepare(j, h)
 	tty := cmd.SysProcAttr.Foreground
@@ -194,11 +175,9 @@ func (r *runner) startStopped(j *job, h inherit.Handover) (*child, error) {
 	return ch, nil
 }
 
-// letGoUnder lets ch, a gated child that already has all ls hands over,
-// run its command under ls, taken by an attempt that began at at: once
-// the gate is ready, readyToStart's checks and on-start hook, the
-// terminal, then the release. It returns the start of the renewal the
-// fence counts from. On an error ch is killed and ls settled as never run.
+// letGoUnder lets the gated ch run under ls after readyToStart, and returns
+// the instant the fence counts from; on an error ch is killed and ls
+// settled as never run.
 func (r *runner) letGoUnder(ctx context.Context, j *job, ls lease.Lease, ch *child, at time.Time) (time.Time, error) {
 	ch.awaitGate()
 	at, err := r.readyToStart(ctx, j, ls, at)

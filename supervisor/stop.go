@@ -6,24 +6,19 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// stopper ends a job: the stop signal once, then SIGKILL at the kill
-// deadline, the earlier of the lease's (last confirmed renewal's start +
-// TTL - margin, armed for the whole run) and the stop's (when the stop
-// became due + kill grace). Both are absolute instants on the monotonic
-// clock, so a supervisor waking from a stall acts on what is due by now.
+// stopper ends a job: the stop signal once, then SIGKILL at the earlier of
+// the lease's kill deadline and the stop's (due + grace). Both are absolute
+// monotonic instants, so after a stall it acts on what is due by now.
 type stopper struct {
-	job   *jobForm
-	sig   unix.Signal   // the stop signal (--stop-signal)
-	grace time.Duration // between the stop signal and SIGKILL
-	// leaseKillBy is the lease's kill deadline; nil or the zero Time for
-	// a lease without TTL.
-	leaseKillBy func() time.Time
-
-	stopping bool      // the stop signal was sent
-	killBy   time.Time // the stop's own kill deadline, once stopping
-	killed   bool      // SIGKILL was sent
-	timer    *time.Timer
-	armedAt  time.Time // what timer is set for
+	job         *jobForm
+	sig         unix.Signal      // the stop signal
+	grace       time.Duration    // between the stop signal and SIGKILL
+	leaseKillBy func() time.Time // zero: a lease without TTL
+	stopping    bool             // the stop signal was sent
+	killBy      time.Time        // the stop's own kill deadline, once stopping
+	killed      bool             // SIGKILL was sent
+	timer       *time.Timer
+	armedAt     time.Time // what timer is set for
 }
 
 func newStopper(job *jobForm, sig unix.Signal, grace time.Duration, leaseKillBy func() time.Time) *stopper {
@@ -40,16 +35,15 @@ func (s *stopper) C() <-chan time.Time {
 	return s.timer.C
 }
 
-// close disarms the timer: no signal may reach a job id that could be
-// reused once the job is over.
+// close disarms the timer, so no signal reaches a reused job id.
 func (s *stopper) close() {
 	if s.timer != nil {
 		s.timer.Stop()
 	}
 }
 
-// stop asks the job to stop, a stop due at due: the stop signal and
-// SIGCONT, then SIGKILL at the kill deadline; at once with now or no grace.
+// stop asks the job to stop, as due at due: the stop signal and SIGCONT,
+// then SIGKILL at the deadline; SIGKILL at once with now or no grace.
 func (s *stopper) stop(due time.Time, now bool) {
 	if s.killed {
 		return
@@ -67,14 +61,14 @@ func (s *stopper) stop(due time.Time, now bool) {
 	s.due()
 }
 
-// due acts on what is due by now: SIGKILL once a kill deadline passed
-// (expired: the lease's), else the timer armed for the next.
+// due sends SIGKILL once a kill deadline passed (expired: the lease's),
+// else arms the timer for the next.
 func (s *stopper) due() (expired bool) {
 	if s.killed {
 		return false
 	}
 	now := time.Now()
-	if lk := s.lease(); !lk.IsZero() && !now.Before(lk) {
+	if lk := s.leaseKillBy(); !lk.IsZero() && !now.Before(lk) {
 		s.kill()
 		return true
 	}
@@ -86,13 +80,6 @@ func (s *stopper) due() (expired bool) {
 	return false
 }
 
-func (s *stopper) lease() time.Time {
-	if s.leaseKillBy == nil {
-		return time.Time{}
-	}
-	return s.leaseKillBy()
-}
-
 func (s *stopper) kill() {
 	s.killed = true
 	s.job.signal(unix.SIGKILL)
@@ -101,7 +88,7 @@ func (s *stopper) kill() {
 
 // arm sets the timer for the earliest kill deadline.
 func (s *stopper) arm() {
-	at := s.lease()
+	at := s.leaseKillBy()
 	if s.stopping && (at.IsZero() || s.killBy.Before(at)) {
 		at = s.killBy
 	}

@@ -18,22 +18,16 @@ import (
 
 // jobEnd is how a supervised job ended.
 type jobEnd struct {
-	// status is the child's (Forwarded set when a passed-on signal ended it;
-	// Lost is settle's to set, from loss).
-	status lease.Result
-	// loss is why the lease was lost (matches lease.ErrLost), or nil.
-	loss error
-	// timedOut: the job was stopped because it ran past Config.Timeout.
-	timedOut bool
+	status   lease.Result // the child's; settle sets Lost from loss
+	loss     error        // why the lease was lost (matches lease.ErrLost), or nil
+	timedOut bool         // stopped past Config.Timeout
 	keeper   *renew.Keeper
 	lastOK   time.Time // monotonic start of the last successful renewal
 }
 
-// supervise runs the job until it is over (the child exited and, unless
-// LeaveStrays, nothing of its job is left) with two actors: the keeper,
-// whose fence is a timer no renewal can postpone and whose loss ends the
-// loop's context, and the loop, which owns the job. limit is the time
-// limit (zero: none).
+// supervise runs the job until it is over with two actors: the keeper,
+// whose loss ends the loop's context, and the loop, which owns the job.
+// limit is the time limit (zero: none).
 func (r *runner) supervise(ctx context.Context, a *acquired, limit time.Time, log *slog.Logger) jobEnd {
 	end := jobEnd{lastOK: a.at}
 	holder := a.lease.Holder()
@@ -50,8 +44,7 @@ func (r *runner) supervise(ctx context.Context, a *acquired, limit time.Time, lo
 	}
 	k, err := renew.New(rc, a.at)
 	if err != nil {
-		// Checked before the child started (ValidateTiming): unreachable
-		// unless a kind changes its TTL. Stop the job as if lost.
+		// Checked before the start; only a kind changing its TTL gets here.
 		ctx, cancel := context.WithCancelCause(context.Background())
 		cancel(fmt.Errorf("%w: %w", lease.ErrLost, err))
 		end.status, end.loss, end.timedOut = r.loop(a, nil, limit, log).run(ctx)
@@ -60,17 +53,15 @@ func (r *runner) supervise(ctx context.Context, a *acquired, limit time.Time, lo
 	end.keeper = k
 	r.emit(Event{Type: EventStarted, Holder: holder, PID: a.child.pid})
 	var g run.Group
-	// Keeper: keeps the lease; returns an error when it is lost.
 	actor(&g, ctx, func(ctx context.Context) error {
 		err := k.Run(ctx)
 		if errors.Is(err, renew.ErrFenced) && a.child.exited() {
-			// The child ended on its own before the fence was noticed
-			// (leasewrap was frozen): Finish decides, PastFence set.
+			// The child ended before the fence was noticed: Finish decides.
 			log.Warn("fencing deadline passed after the child exited; settling only if the lease is still ours")
 			err = nil
 		}
 		if err == nil {
-			<-ctx.Done() // stopped, or nothing to report: wait for the interrupt
+			<-ctx.Done()
 			return nil
 		}
 		if errors.Is(err, renew.ErrFenced) {
@@ -78,8 +69,6 @@ func (r *runner) supervise(ctx context.Context, a *acquired, limit time.Time, lo
 		}
 		return err
 	})
-	// Loop: the job, from start to empty. The keeper's loss ends its
-	// context, with the loss as the cause.
 	l := r.loop(a, k, limit, log)
 	actor(&g, ctx, func(ctx context.Context) error {
 		end.status, end.loss, end.timedOut = l.run(ctx)
@@ -96,16 +85,19 @@ const (
 	groupPoll = 20 * time.Millisecond
 )
 
-// run supervises the job until it is over, as tini's main loop reads: reap,
-// stop when over, else wait for the next thing. ctx ending stops the job: a
-// cause matching lease.ErrLost is the loss.
+// run supervises the job until it is over: reap, return when over, else
+// wait for the next thing. ctx ending stops the job; a cause matching
+// lease.ErrLost is the loss.
 func (l *loop) run(ctx context.Context) (status lease.Result, loss error, timedOut bool) {
 	defer l.stop.close()
 	l.poll = time.NewTicker(reapPoll)
 	defer l.poll.Stop()
-	stopC, lostC, timeC := ctx.Done(), l.done, l.timeoutC()
-	if l.limit != nil {
-		defer l.limit.Stop()
+	stopC, lostC := ctx.Done(), l.done
+	var timeC <-chan time.Time
+	if !l.timeLimit.IsZero() {
+		limit := time.NewTimer(time.Until(l.timeLimit))
+		defer limit.Stop()
+		timeC = limit.C
 	}
 	for {
 		if l.reap() {
@@ -130,8 +122,7 @@ func (l *loop) run(ctx context.Context) (status lease.Result, loss error, timedO
 			timeC = nil
 			l.timeOut()
 		case <-l.stop.C():
-			// Whether the child had ended on its own is read before the
-			// deadline's SIGKILL, which would make it true at once.
+			// Read before the deadline's SIGKILL would make it true.
 			ended := l.exited || l.child.exited()
 			if l.stop.due() && !ended {
 				l.lose(l.expired())
@@ -142,29 +133,22 @@ func (l *loop) run(ctx context.Context) (status lease.Result, loss error, timedO
 
 // loop is the supervision of one job and the state it keeps meanwhile.
 type loop struct {
-	r      *runner
-	child  *child
-	lease  lease.Lease
-	done   <-chan struct{} // the lease's own loss, pushed (nil: never)
-	holder string
-	log    *slog.Logger
-	keeper *renew.Keeper // nil: no keeper (its config was refused)
-	stop   *stopper
-	poll   *time.Ticker
-	// timeLimit is when the job is stopped for running too long (zero:
-	// never), an absolute instant from the command's start; limit its
-	// timer.
-	timeLimit time.Time
-	limit     *time.Timer
-
-	// forwarded are the terminating signals passed on to the job.
-	forwarded map[syscall.Signal]bool
-
-	status   lease.Result // the child's, once exited
-	exited   bool         // the child exited (reaped)
-	emptying bool         // the child exited; its strays are being ended
-	loss     error        // why the lease was lost, once it was
-	timedOut bool         // the job ran past its time limit
+	r         *runner
+	child     *child
+	lease     lease.Lease
+	done      <-chan struct{} // the lease's own loss, pushed (nil: never)
+	holder    string
+	log       *slog.Logger
+	keeper    *renew.Keeper // nil: no keeper (its config was refused)
+	stop      *stopper
+	poll      *time.Ticker
+	timeLimit time.Time               // when the job is stopped for running too long (zero: never)
+	forwarded map[syscall.Signal]bool // terminating signals passed on to the job
+	status    lease.Result            // the child's, once exited
+	exited    bool                    // the child exited (reaped)
+	emptying  bool                    // the child exited; its strays are being ended
+	loss      error                   // why the lease was lost, once it was
+	timedOut  bool                    // the job ran past its time limit
 }
 
 func (r *runner) loop(a *acquired, k *renew.Keeper, limit time.Time, log *slog.Logger) *loop {
@@ -172,7 +156,7 @@ func (r *runner) loop(a *acquired, k *renew.Keeper, limit time.Time, log *slog.L
 	if a.forwarded != 0 {
 		l.forwarded[a.forwarded] = true
 	}
-	var killBy func() time.Time
+	killBy := func() time.Time { return time.Time{} } // no keeper: no lease deadline
 	if k != nil {
 		killBy = k.KillBy
 	}
@@ -180,9 +164,7 @@ func (r *runner) loop(a *acquired, k *renew.Keeper, limit time.Time, log *slog.L
 	return l
 }
 
-// reap collects the child's end and drains what is left of its job, and
-// reports whether the job is over. Strays are stopped at once for a
-// pid-only or lost lease, else with the stop signal and the grace.
+// reap collects the child's end, stops its job's rest and says if it is over.
 func (l *loop) reap() (over bool) {
 	cfg := &l.r.cfg
 	ch := l.child
@@ -214,8 +196,7 @@ func (l *loop) reap() (over bool) {
 		if now || cfg.KillGrace == 0 {
 			how = "SIGKILL"
 		}
-		// A warning only where the child ended on its own and left them:
-		// not while leasewrap stops the job (a loss, --timeout, an abort).
+		// A warning only when leasewrap is not stopping the job itself.
 		say := l.log.Warn
 		if l.loss != nil || l.timedOut || l.stop.stopping || l.stop.killed {
 			say = l.log.Debug
@@ -260,23 +241,12 @@ func (l *loop) lossCause() error {
 	return fmt.Errorf("%w: the kind reported the lease lost (its record removed, replaced or revoked)", lease.ErrLost)
 }
 
-// expired is the loss of a lease whose kill deadline passed before the
-// keeper reported its fence (leasewrap stalled, or a zero grace).
+// expired is a loss found at the kill deadline, before the keeper's fence.
 func (l *loop) expired() error {
 	return fmt.Errorf("%w: %w", lease.ErrLost, &renew.FenceError{Late: time.Since(l.keeper.Fence())})
 }
 
-// timeoutC delivers when the time limit is reached (nil: no limit).
-func (l *loop) timeoutC() <-chan time.Time {
-	if l.timeLimit.IsZero() {
-		return nil
-	}
-	l.limit = time.NewTimer(time.Until(l.timeLimit))
-	return l.limit.C
-}
-
-// timeOut stops a job past its time limit as on a loss; the lease is still
-// ours and settled normally. A child that already exited is not timed out.
+// timeOut stops a job past its time limit as on a loss.
 func (l *loop) timeOut() {
 	if l.exited {
 		return
@@ -286,8 +256,7 @@ func (l *loop) timeOut() {
 	l.stop.stop(l.timeLimit, false)
 }
 
-// forwardedEnd is the forwarded signal that ended the child: it died of
-// it, or exited 128+N for it (a shell reporting a child it killed).
+// forwardedEnd is the forwarded signal the child died of (or exited 128+N for).
 func (l *loop) forwardedEnd(st lease.Result) syscall.Signal {
 	if st.Signal != 0 && l.forwarded[st.Signal] {
 		return st.Signal
@@ -298,9 +267,7 @@ func (l *loop) forwardedEnd(st lease.Result) syscall.Signal {
 	return 0
 }
 
-// maxLoggedMembers bounds the pids a straggler log line lists.
+// maxLoggedMembers bounds the members a log line lists.
 const maxLoggedMembers = 5
 
-func firstMembers(m []member) []member {
-	return m[:min(len(m), maxLoggedMembers)]
-}
+func firstMembers(m []member) []member { return m[:min(len(m), maxLoggedMembers)] }
