@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -64,4 +65,29 @@ var zeroMeans = regexp.MustCompile(`(?:^|[ (])0: ([^);.]+)`)
 func isNumber(s string) bool {
 	_, err := strconv.ParseFloat(s, 64)
 	return err == nil
+}
+
+// Seconds is a --ttl flag as etcdctl takes it: whole seconds (--ttl 5), or
+// a Go duration (5s, 1m).
+type Seconds time.Duration
+
+// Decode implements kong.MapperValue.
+func (t *Seconds) Decode(ctx *kong.DecodeContext) error {
+	var s string
+	if err := ctx.Scan.PopValueInto("ttl", &s); err != nil {
+		return err
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if n < 0 || n > math.MaxInt64/int64(time.Second) {
+			return fmt.Errorf("--ttl %s: out of range", s)
+		}
+		*t = Seconds(time.Duration(n) * time.Second)
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q is neither whole seconds (30) nor a duration (30s, 2m)", s)
+	}
+	*t = Seconds(d)
+	return nil
 }

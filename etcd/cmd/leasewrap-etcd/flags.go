@@ -4,12 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"math"
 	"os"
-	"strconv"
 	"time"
 
-	"github.com/alecthomas/kong"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/leasewrap/leasewrap/cli"
@@ -63,8 +60,8 @@ func (f *connFlags) dial(ctx context.Context, probeKey string) (*clientv3.Client
 // work with the defaults from 4 s on (etcdctl's own default, 10 s, gets a
 // 3.333 s kill grace); 2 s is the least any kill grace and period accept.
 type runFlags struct {
-	TTL    ttlFlag `help:"Lease TTL in whole seconds, as etcdctl takes it (--ttl 30) or as a duration (--ttl 30s); the server may grant more, and the granted TTL is used. At least 4 with the default --kill-grace and --renew-every, 2 with --kill-grace 0s." default:"30"`
-	Holder string  `help:"Holder identity (default: leasewrap:HOST:PID:RANDOM)."`
+	TTL    cli.Seconds `help:"Lease TTL in whole seconds, as etcdctl takes it (--ttl 30) or as a duration (--ttl 30s); the server may grant more, and the granted TTL is used. At least 4 with the default --kill-grace and --renew-every, 2 with --kill-grace 0s." default:"30"`
+	Holder string      `help:"Holder identity (default: leasewrap:HOST:PID:RANDOM)."`
 	// WaitReportEvery is how often a waiter (--wait) says whom it still
 	// waits for; hidden: a test seam, the minute is the contract.
 	WaitReportEvery time.Duration `hidden:"" default:"1m"`
@@ -89,31 +86,6 @@ func (f *runFlags) check() error {
 }
 
 func (f *runFlags) ttl() time.Duration { return time.Duration(f.TTL) }
-
-// ttlFlag is --ttl: whole seconds as etcdctl takes them (--ttl 5), or a
-// Go duration (--ttl 5s, --ttl 1m).
-type ttlFlag time.Duration
-
-// Decode implements kong.MapperValue.
-func (t *ttlFlag) Decode(ctx *kong.DecodeContext) error {
-	var s string
-	if err := ctx.Scan.PopValueInto("ttl", &s); err != nil {
-		return err
-	}
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		if n < 0 || n > math.MaxInt64/int64(time.Second) {
-			return fmt.Errorf("--ttl %s: out of range", s)
-		}
-		*t = ttlFlag(time.Duration(n) * time.Second)
-		return nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return fmt.Errorf("%q is neither whole seconds (30) nor a duration (30s, 2m)", s)
-	}
-	*t = ttlFlag(d)
-	return nil
-}
 
 func (f *runFlags) holder() string {
 	if f.Holder != "" {

@@ -5,12 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"os"
-	"strconv"
 	"time"
-
-	"github.com/alecthomas/kong"
 
 	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/lease"
@@ -56,9 +52,9 @@ func adminError(err error) error {
 // runFlags are leasewrap's run flags plus the pg kind's TTL and holder.
 // The default TTL, 30 s, gives the default kill grace of 10 s.
 type runFlags struct {
-	TTL      ttlFlag `help:"Lease TTL in whole seconds (--ttl 30) or as a duration (--ttl 30s), at most the table's largest (5m unless its meta row says otherwise). At least 4 with the default --kill-grace and --renew-every, 2 with --kill-grace 0s." default:"30"`
-	Holder   string  `help:"Holder identity (default: leasewrap:HOST:PID:RANDOM)."`
-	NoNotify bool    `help:"Do not LISTEN for releases while waiting; poll only. (A waiter LISTENs only on a direct connection: through a pooler such as PgBouncer it polls anyway.)"`
+	TTL      cli.Seconds `help:"Lease TTL in whole seconds (--ttl 30) or as a duration (--ttl 30s), at most the table's largest (5m unless its meta row says otherwise). At least 4 with the default --kill-grace and --renew-every, 2 with --kill-grace 0s." default:"30"`
+	Holder   string      `help:"Holder identity (default: leasewrap:HOST:PID:RANDOM)."`
+	NoNotify bool        `help:"Do not LISTEN for releases while waiting; poll only. (A waiter LISTENs only on a direct connection: through a pooler such as PgBouncer it polls anyway.)"`
 	cli.RunFlags
 }
 
@@ -115,28 +111,4 @@ func (f *runFlags) config(l lease.Locker, logger *slog.Logger) supervisor.Config
 	cfg.HelperExe = cli.Beside("leasewrap")
 	cli.TrimWhenStarted(&cfg) // a sidecar: little resident while it renews
 	return cfg
-}
-
-// ttlFlag is --ttl: whole seconds (--ttl 5), or a Go duration (5s, 1m).
-type ttlFlag time.Duration
-
-// Decode implements kong.MapperValue.
-func (t *ttlFlag) Decode(ctx *kong.DecodeContext) error {
-	var s string
-	if err := ctx.Scan.PopValueInto("ttl", &s); err != nil {
-		return err
-	}
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		if n < 0 || n > math.MaxInt64/int64(time.Second) {
-			return fmt.Errorf("--ttl %s: out of range", s)
-		}
-		*t = ttlFlag(time.Duration(n) * time.Second)
-		return nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return fmt.Errorf("%q is neither whole seconds (30) nor a duration (30s, 2m)", s)
-	}
-	*t = ttlFlag(d)
-	return nil
 }
