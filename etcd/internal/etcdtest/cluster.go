@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -44,9 +45,29 @@ type Member struct {
 }
 
 // Start starts a cluster and waits until every member is ready. The
-// members are killed when the test ends.
+// members are killed when the test ends. A member that exits before it is
+// ready (a port freePort chose was taken by another test package since) is
+// started again on new ports, at most three times in all.
 func Start(t testing.TB, o Options) *Cluster {
 	t.Helper()
+	var err error
+	for range 3 {
+		var c *Cluster
+		if c, err = start(t, o); err == nil {
+			return c
+		}
+		if !errors.Is(err, errExitedEarly) {
+			break
+		}
+	}
+	t.Fatalf("etcdtest: %v", err)
+	return nil
+}
+
+// errExitedEarly: a member's process ended before it said READY.
+var errExitedEarly = errors.New("exited before it was ready")
+
+func start(t testing.TB, o Options) (*Cluster, error) {
 	n := max(o.Members, 1)
 	c := &Cluster{t: t, tls: o.TLS}
 	scheme := "http"
@@ -58,7 +79,7 @@ func Start(t testing.TB, o Options) *Cluster {
 		cp, err1 := freePort()
 		pp, err2 := freePort()
 		if err1 != nil || err2 != nil {
-			t.Fatalf("etcdtest: free ports: %v %v", err1, err2)
+			return nil, fmt.Errorf("free ports: %v %v", err1, err2)
 		}
 		m := &Member{t: t, cfg: memberConfig{
 			Name:         fmt.Sprintf("m%d", i),
@@ -79,17 +100,23 @@ func Start(t testing.TB, o Options) *Cluster {
 	for _, m := range c.Members {
 		go func() { errc <- m.start() }()
 	}
+	var err error
 	for range n {
-		if err := <-errc; err != nil {
-			t.Fatalf("etcdtest: %v", err)
+		if e := <-errc; e != nil && err == nil {
+			err = e
 		}
 	}
-	t.Cleanup(func() {
+	kill := func() {
 		for _, m := range c.Members {
 			m.Kill()
 		}
-	})
-	return c
+	}
+	if err != nil {
+		kill()
+		return nil, err
+	}
+	t.Cleanup(kill)
+	return c, nil
 }
 
 // Endpoints are the members' client URLs.
@@ -186,7 +213,7 @@ func (m *Member) start() error {
 	select {
 	case ok := <-ready:
 		if !ok {
-			return fmt.Errorf("member %s exited before it was ready", m.cfg.Name)
+			return fmt.Errorf("member %s %w", m.cfg.Name, errExitedEarly)
 		}
 		return nil
 	case <-time.After(testutil.Scale(20 * time.Second)):
