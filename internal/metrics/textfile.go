@@ -304,7 +304,3 @@ func labelValue(ls []Label, name string) string {
 	}
 	return ""
 }
-
-// IsTextfileName reports whether name is one node_exporter's textfile
-// collector reads (it reads *.prom only).
-func IsTextfileName(name string) bool { return strings.HasSuffix(name, ".prom") }
