@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -59,7 +57,7 @@ func (c *sessionOwnersCmd) Run(streams ioStreams) error {
 		out = append(out, ownerJSON(r, c.sid))
 	}
 	if c.JSON {
-		return writeOwnersJSON(streams.Out, out)
+		return writeJSON(streams.Out, out)
 	}
 	return writeOwnersTable(streams.Out, c.sid, c.Root, out)
 }
@@ -90,17 +88,6 @@ func ownerJSON(r session.Record, sid session.ID) sessionOwnerJSON {
 		j.Problem = &p
 	}
 	return j
-}
-
-func writeOwnersJSON(w io.Writer, v []sessionOwnerJSON) error {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return &cli.ExitError{Code: cli.AdminError, Err: err}
-	}
-	_, err := w.Write(b.Bytes())
-	return err
 }
 
 func writeOwnersTable(w io.Writer, sid session.ID, root string, rows []sessionOwnerJSON) error {
