@@ -74,8 +74,11 @@ func flockRefusals(verb string, args []string) error {
 // flockRunLayout is flock run's PATH and where its command starts in args
 // (cli.CommandAt over flock run's model).
 func flockRunLayout(args []string) ([]string, int) {
-	m, _ := flockVerbs["run"]()
-	p, err := kong.New(m, kong.Name("leasewrap"))
+	var m struct {
+		cli.Globals `embed:""`
+		Flock       flockCmd `cmd:""`
+	}
+	p, err := kong.New(&m, kong.Name("leasewrap"))
 	if err != nil {
 		return nil, len(args)
 	}

@@ -17,14 +17,12 @@ type kind struct {
 	help  string // one line: --help's command list, the man pages
 	group string // the heading --help lists it under
 	// cmd returns the kind's command: one field per verb (kong tags give
-	// each verb's help). For a sibling's kind, stubs that only list them.
+	// each verb's help; model.go parses a verb alone from its field). For a
+	// sibling's kind, stubs that only list them.
 	cmd func() any
 	// sibling serves the kind in leasewrap's place (dispatch); nil when
 	// leasewrap serves it.
 	sibling *sibling
-	// verbs are the one-verb models of leasewrap's own verbs, by verb
-	// (model.go); a verb missing here is parsed with the whole tree.
-	verbs map[string]func() (any, *cli.Globals)
 	// refuse, when set, sees the kind's arguments before parsing, to refuse
 	// foreign flags with what to write instead.
 	refuse func(verb string, args []string) error
@@ -48,13 +46,13 @@ var (
 // kinds is the one table of leasewrap's kinds, in --help's order: the
 // command trees, dispatch, help, man pages and completions come from it.
 var kinds = []kind{
-	{name: "flock", group: groupLocal, cmd: func() any { return &flockCmd{} }, verbs: flockVerbs, refuse: flockRefusals,
+	{name: "flock", group: groupLocal, cmd: func() any { return &flockCmd{} }, refuse: flockRefusals,
 		help: "A flock(2) on a file, the lock flock(1) takes: the simplest kind, one host."},
-	{name: "claim", group: groupLocal, cmd: func() any { return &claimCmd{} }, verbs: claimVerbs,
+	{name: "claim", group: groupLocal, cmd: func() any { return &claimCmd{} },
 		help: "Work claims: a lock file with PID + TTL liveness (fno claims protocol)."},
-	{name: "reserve", group: groupLocal, cmd: func() any { return &reserveCmd{} }, verbs: reserveVerbs,
+	{name: "reserve", group: groupLocal, cmd: func() any { return &reserveCmd{} },
 		help: "Idempotency reservations: run a job at most once per key, replay its result (orchestratectl protocol)."},
-	{name: "session", group: groupLocal, cmd: func() any { return &sessionCmd{} }, verbs: sessionVerbs,
+	{name: "session", group: groupLocal, cmd: func() any { return &sessionCmd{} },
 		help: "Session owner leases with flock liveness (bcode session protocol)."},
 	{name: "lock", group: groupEtcd, cmd: func() any { return &etcdLockCmd{} }, sibling: etcdExe,
 		help: "A mutex on etcd, interoperable with etcdctl lock, fenced."},

@@ -77,8 +77,8 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	c, g, opts := model(args)
-	if _, ok := c.(helpless); ok {
-		// These models never print help (model.go): no description either.
+	if _, whole := c.(*tree); !whole {
+		// The lean models never print help (model.go): no description either.
 		return cli.Main(c, g, "", cli.VersionLine("leasewrap", version, args), args, stdout, stderr, append(opts, kong.PostBuild(withoutHelp))...)
 	}
 	return cli.Main(c, g, description, cli.VersionLine("leasewrap", version, args), args, stdout, stderr, opts...)

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"reflect"
+	"strings"
+
 	"github.com/alecthomas/kong"
 
 	"github.com/leasewrap/leasewrap/cli"
@@ -17,14 +20,7 @@ type versionCLI struct {
 	cli.Globals `embed:""`
 }
 
-// helpless marks the models built when args ask for no help: they never
-// print help, so kong gets none (withoutHelp).
-type helpless interface{ helpless() }
-
-func (*versionCLI) helpless() {}
-func (*oneVerb[T]) helpless() {}
-
-// withoutHelp, a kong.PostBuild option, empties a helpless model's help
+// withoutHelp, a kong.PostBuild option, empties a lean model's help
 // strings before kong interpolates them; what errors name stays.
 func withoutHelp(k *kong.Kong) error {
 	return kong.Visit(k.Model.Node, func(n kong.Visitable, next kong.Next) error {
@@ -49,9 +45,8 @@ func model(args []string) (any, *cli.Globals, []kong.Option) {
 		c := &versionCLI{}
 		return c, &c.Globals, nil
 	}
-	if k := kindNamed(a.Kind()); k != nil && !a.Help && len(a.Words) > 1 {
-		if mk, ok := k.verbs[a.Words[1]]; ok {
-			c, g := mk()
+	if k := kindNamed(a.Kind()); k != nil && k.sibling == nil && !a.Help && len(a.Words) > 1 {
+		if c, g := k.verbModel(a.Words[1]); c != nil {
 			return c, g, nil
 		}
 	}
@@ -59,97 +54,22 @@ func model(args []string) (any, *cli.Globals, []kong.Option) {
 	return c, &c.Globals, treeCommands()
 }
 
-// oneVerb is the tree of a single verb: T is struct{ Kind struct{ Verb
-// verbCmd `cmd:""` } `cmd:""` }, a static type.
-type oneVerb[T any] struct {
-	cli.Globals `embed:""`
-	Tree        T `embed:""`
+// verbModel is the tree of k's verb alone, the one field of k.cmd()'s struct
+// that verb names, or nil if none does. It is built by reflection, so that
+// the kind's struct stays the one list of its verbs.
+func (k *kind) verbModel(verb string) (any, *cli.Globals) {
+	kt := reflect.TypeOf(k.cmd()).Elem()
+	for i := range kt.NumField() {
+		f := kt.Field(i)
+		if strings.ToLower(f.Name) != verb {
+			continue
+		}
+		one := reflect.StructOf([]reflect.StructField{{Name: f.Name, Type: f.Type, Tag: `cmd:""`}})
+		root := reflect.New(reflect.StructOf([]reflect.StructField{
+			{Name: "Globals", Type: reflect.TypeFor[cli.Globals](), Tag: `embed:""`},
+			{Name: "Kind", Type: one, Tag: reflect.StructTag(`cmd:"" name:"` + k.name + `"`)},
+		}))
+		return root.Interface(), root.Elem().Field(0).Addr().Interface().(*cli.Globals)
+	}
+	return nil, nil
 }
-
-func verb[T any]() (any, *cli.Globals) {
-	c := &oneVerb[T]{}
-	return c, &c.Globals
-}
-
-// The one-verb trees of each kind, by verb; a verb missing here is parsed
-// with the whole tree, only slower.
-var (
-	claimVerbs = map[string]func() (any, *cli.Globals){
-		"run": verb[struct {
-			Claim struct {
-				Run claimRunCmd `cmd:""`
-			} `cmd:""`
-		}],
-		"acquire": verb[struct {
-			Claim struct {
-				Acquire claimAcquireCmd `cmd:""`
-			} `cmd:""`
-		}],
-		"release": verb[struct {
-			Claim struct {
-				Release claimReleaseCmd `cmd:""`
-			} `cmd:""`
-		}],
-		"status": verb[struct {
-			Claim struct {
-				Status claimStatusCmd `cmd:""`
-			} `cmd:""`
-		}],
-		"renew": verb[struct {
-			Claim struct {
-				Renew claimRenewCmd `cmd:""`
-			} `cmd:""`
-		}],
-		"list": verb[struct {
-			Claim struct {
-				List claimListCmd `cmd:""`
-			} `cmd:""`
-		}],
-	}
-	reserveVerbs = map[string]func() (any, *cli.Globals){
-		"run": verb[struct {
-			Reserve struct {
-				Run reserveRunCmd `cmd:""`
-			} `cmd:""`
-		}],
-		"lookup": verb[struct {
-			Reserve struct {
-				Lookup reserveLookupCmd `cmd:""`
-			} `cmd:""`
-		}],
-		"release": verb[struct {
-			Reserve struct {
-				Release reserveReleaseCmd `cmd:""`
-			} `cmd:""`
-		}],
-		"hash": verb[struct {
-			Reserve struct {
-				Hash reserveHashCmd `cmd:""`
-			} `cmd:""`
-		}],
-	}
-	sessionVerbs = map[string]func() (any, *cli.Globals){
-		"run": verb[struct {
-			Session struct {
-				Run sessionRunCmd `cmd:""`
-			} `cmd:""`
-		}],
-		"maintain": verb[struct {
-			Session struct {
-				Maintain sessionMaintainCmd `cmd:""`
-			} `cmd:""`
-		}],
-		"owners": verb[struct {
-			Session struct {
-				Owners sessionOwnersCmd `cmd:""`
-			} `cmd:""`
-		}],
-	}
-	flockVerbs = map[string]func() (any, *cli.Globals){
-		"run": verb[struct {
-			Flock struct {
-				Run flockRunCmd `cmd:""`
-			} `cmd:""`
-		}],
-	}
-)
