@@ -13,39 +13,12 @@ import (
 // flag, no "--"), or "" when there is no single such line. It only moves,
 // inserts and corrects words.
 func Suggest(root *kong.Node, args []string) string {
-	end := slices.Index(args, "--")
-	if end < 0 {
-		end = len(args)
-	}
-	kindAt := slices.IndexFunc(args[:end], func(w string) bool { return child(root, w) != nil })
-	if kindAt < 0 {
+	l, ok := readLine(root, args)
+	if !ok || len(l.verb.Children) > 0 {
 		return ""
 	}
-	kind := child(root, args[kindAt])
-	verb, verbAt := (*kong.Node)(nil), -1
-	for i := kindAt + 1; i < end; i++ {
-		if v := child(kind, args[i]); v != nil {
-			verb, verbAt = v, i
-			break
-		}
-	}
-	if verb == nil {
-		verb = child(kind, "run")
-		if verb == nil {
-			return ""
-		}
-	}
-	if len(verb.Children) > 0 {
-		return ""
-	}
-	keysWanted, passthrough := 0, false
-	for _, p := range verb.Positional {
-		if p.PassthroughMode != kong.PassThroughModeNone {
-			passthrough = true
-		} else {
-			keysWanted++
-		}
-	}
+	end, kindAt, verbAt, kind, verb := l.end, l.kindAt, l.verbAt, l.kind, l.verb
+	passthrough := slices.ContainsFunc(verb.Positional, func(p *kong.Positional) bool { return p.PassthroughMode != kong.PassThroughModeNone })
 	flags := flagTable(verb)
 	var pre, body, command []string
 	nkeys, commandGiven := 0, end < len(args)
@@ -63,7 +36,7 @@ func Suggest(root *kong.Node, args []string) string {
 				return "" // a mistyped verb: kong's own suggestion stands
 			case i < kindAt:
 				return ""
-			case nkeys < keysWanted:
+			case nkeys < l.keys:
 				body = append(body, w)
 				nkeys++
 				continue
@@ -114,6 +87,46 @@ func Suggest(root *kong.Node, args []string) string {
 		out[i] = ShellQuote(w)
 	}
 	return strings.Join(out, " ")
+}
+
+// line is where a command line names its kind and verb: end is the index
+// of "--" (len(args) if none), the kind the first word naming one, the verb
+// the first word after it naming one of the kind's verbs (verbAt -1 when
+// left out, and the verb is run), keys how many arguments it takes before
+// its command.
+type line struct {
+	end, kindAt, verbAt int
+	kind, verb          *kong.Node
+	keys                int
+}
+
+// readLine reads args' kind and verb; false when they name none.
+func readLine(root *kong.Node, args []string) (line, bool) {
+	l := line{end: slices.Index(args, "--"), verbAt: -1}
+	if l.end < 0 {
+		l.end = len(args)
+	}
+	l.kindAt = slices.IndexFunc(args[:l.end], func(w string) bool { return child(root, w) != nil })
+	if l.kindAt < 0 {
+		return l, false
+	}
+	l.kind = child(root, args[l.kindAt])
+	l.verb = child(l.kind, "run")
+	for i := l.kindAt + 1; i < l.end; i++ {
+		if v := child(l.kind, args[i]); v != nil {
+			l.verb, l.verbAt = v, i
+			break
+		}
+	}
+	if l.verb == nil {
+		return l, false
+	}
+	for _, p := range l.verb.Positional {
+		if p.PassthroughMode == kong.PassThroughModeNone {
+			l.keys++
+		}
+	}
+	return l, true
 }
 
 // child is n's subcommand called name, or nil.
@@ -233,32 +246,12 @@ func ShellQuote(w string) string {
 // (len(args) if none, -1 if args name no such verb). An unknown flag takes
 // no value unless it is one of valued.
 func CommandAt(root *kong.Node, args []string, valued ...string) (keys []string, at int) {
-	end := slices.Index(args, "--")
-	if end < 0 {
-		end = len(args)
-	}
-	kindAt := slices.IndexFunc(args[:end], func(w string) bool { return child(root, w) != nil })
-	if kindAt < 0 {
+	l, ok := readLine(root, args)
+	if !ok {
 		return nil, -1
 	}
-	kind := child(root, args[kindAt])
-	verb, verbAt := child(kind, "run"), -1
-	for i := kindAt + 1; i < end; i++ {
-		if v := child(kind, args[i]); v != nil {
-			verb, verbAt = v, i
-			break
-		}
-	}
-	if verb == nil {
-		return nil, -1
-	}
-	wanted := 0
-	for _, p := range verb.Positional {
-		if p.PassthroughMode == kong.PassThroughModeNone {
-			wanted++
-		}
-	}
-	flags := flagTable(verb)
+	end, kindAt, verbAt := l.end, l.kindAt, l.verbAt
+	flags := flagTable(l.verb)
 	for i := kindAt + 1; i < end; i++ {
 		w := args[i]
 		switch {
@@ -269,7 +262,7 @@ func CommandAt(root *kong.Node, args []string, valued ...string) (keys []string,
 			if !hasValue && (known && takesValue(f, name) || !known && slices.Contains(valued, name)) {
 				i++
 			}
-		case len(keys) < wanted:
+		case len(keys) < l.keys:
 			keys = append(keys, w)
 		default:
 			return keys, i
