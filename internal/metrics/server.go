@@ -6,6 +6,7 @@ import (
 	"container/list"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/textproto"
 	"runtime"
@@ -165,7 +166,9 @@ const readBufSize = 1 << 10
 
 func (s *Server) handle(c net.Conn) {
 	c.SetReadDeadline(time.Now().Add(HeadTimeout))
-	r := bufio.NewReaderSize(&limitedConn{c: c, left: MaxRequestHead}, readBufSize)
+	// A head larger than MaxRequestHead is cut off (and answered 400),
+	// never buffered.
+	r := bufio.NewReaderSize(io.LimitReader(c, MaxRequestHead), readBufSize)
 	tp := textproto.NewReader(r)
 	line, err := tp.ReadLine()
 	if err != nil {
@@ -231,23 +234,4 @@ func respond(c net.Conn, method string, status int, ctype string, body []byte) {
 		b.Write(body)
 	}
 	c.Write(b.Bytes())
-}
-
-// limitedConn ends reads after left bytes: a request head larger than
-// MaxRequestHead is cut off (and answered 400), never buffered.
-type limitedConn struct {
-	c    net.Conn
-	left int
-}
-
-func (l *limitedConn) Read(p []byte) (int, error) {
-	if l.left <= 0 {
-		return 0, fmt.Errorf("request head larger than %d bytes", MaxRequestHead)
-	}
-	if len(p) > l.left {
-		p = p[:l.left]
-	}
-	n, err := l.c.Read(p)
-	l.left -= n
-	return n, err
 }
