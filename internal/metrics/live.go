@@ -138,12 +138,13 @@ func (l *Live) Families(now time.Time) []Family {
 	if l.held && !l.fence.IsZero() {
 		fams = append(fams, one("leasewrap_fence_seconds", "Seconds until the fencing deadline: the command is stopped then unless a renewal succeeds first.", Gauge, l.fence.Sub(now).Seconds()))
 	}
+	attempts := Family{Name: "leasewrap_renewals_total", Help: "Renewal attempts of the lease, by result (ok or error).", Type: Counter,
+		Samples: []Sample{{Labels: with("result", "ok"), Value: float64(l.renewOK)}, {Labels: with("result", "error"), Value: float64(l.renewErr)}}}
 	if l.checks {
-		fams = append(fams, Family{Name: "leasewrap_lease_checks_total", Help: "Liveness checks of a lease without TTL (nothing to renew: is it still ours?), by result (ok or error).", Type: Counter,
-			Samples: []Sample{{Labels: with("result", "ok"), Value: float64(l.renewOK)}, {Labels: with("result", "error"), Value: float64(l.renewErr)}}})
-	} else {
-		fams = append(fams, Family{Name: "leasewrap_renewals_total", Help: "Renewal attempts of the lease, by result (ok or error).", Type: Counter,
-			Samples: []Sample{{Labels: with("result", "ok"), Value: float64(l.renewOK)}, {Labels: with("result", "error"), Value: float64(l.renewErr)}}})
+		attempts.Name, attempts.Help = "leasewrap_lease_checks_total", "Liveness checks of a lease without TTL (nothing to renew: is it still ours?), by result (ok or error)."
+	}
+	fams = append(fams, attempts)
+	if !l.checks {
 		h := Family{Name: "leasewrap_renewal_duration_seconds", Help: "Latency of the lease's renewal attempts, in seconds.", Type: Histogram}
 		var cum uint64
 		for i, ub := range RenewalBuckets {
