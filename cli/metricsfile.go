@@ -123,19 +123,20 @@ func readOwnTextfile(dirfd int, name, path string) ([]byte, error) {
 	}
 	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	fi, err := f.Stat()
+	if err != nil {
 		return nil, fmt.Errorf("--metrics-file %s: %w", path, err)
 	}
-	mode := fs.FileMode(st.Mode & 0o777)
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFREG:
-	case unix.S_IFDIR:
+	st := fi.Sys().(*syscall.Stat_t)
+	mode := fi.Mode().Perm()
+	switch {
+	case fi.Mode().IsRegular():
+	case fi.IsDir():
 		return nil, fmt.Errorf("--metrics-file %s is a directory; name a file in it, e.g. %s", path, filepath.Join(path, "job.prom"))
-	case unix.S_IFCHR, unix.S_IFBLK:
+	case fi.Mode()&fs.ModeDevice != 0:
 		return nil, fmt.Errorf("--metrics-file %s is a device, not a file leasewrap can replace; name a regular file, e.g. /var/lib/node_exporter/textfile/job.prom", path)
 	default:
-		return nil, fmt.Errorf("--metrics-file %s is a %s, not a regular file; it is left as it is: name another file", path, safefile.Kind(fileTypeMode(st.Mode)))
+		return nil, fmt.Errorf("--metrics-file %s is a %s, not a regular file; it is left as it is: name another file", path, safefile.Kind(fi.Mode()))
 	}
 	if st.Nlink != 1 {
 		return nil, fmt.Errorf("--metrics-file %s has %d hard links (a textfile leasewrap writes has one); it is left as it is: name another file", path, st.Nlink)
@@ -154,15 +155,4 @@ func readOwnTextfile(dirfd int, name, path string) ([]byte, error) {
 		return nil, fmt.Errorf("--metrics-file %s is larger than %d bytes, more than a textfile leasewrap writes ever holds; it is left as it is: name another file", path, maxMetricsFile)
 	}
 	return b, nil
-}
-
-// fileTypeMode is the fs.FileMode type bits of a stat mode.
-func fileTypeMode(m uint32) fs.FileMode {
-	switch m & unix.S_IFMT {
-	case unix.S_IFIFO:
-		return fs.ModeNamedPipe
-	case unix.S_IFSOCK:
-		return fs.ModeSocket
-	}
-	return fs.ModeIrregular
 }
