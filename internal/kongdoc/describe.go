@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/alecthomas/kong"
@@ -202,39 +201,6 @@ func (n *Node) JSON() []byte {
 		panic(err) // strings, bools and slices of them only
 	}
 	return append(b, '\n')
-}
-
-// Golden compares want with the file at path, or rewrites it when update is
-// set; the error says how to regenerate it.
-func Golden(path string, want []byte, update bool, how string) error {
-	if update {
-		return os.WriteFile(path, want, 0o666)
-	}
-	have, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("%w (generate it: %s)", err, how)
-	}
-	if string(have) != string(want) {
-		return fmt.Errorf("%s is stale: the command line changed; regenerate it: %s", path, how)
-	}
-	return nil
-}
-
-// CheckDescription compares model's stripped description with the file at
-// path (Golden); $LEASEWRAP_UPDATE_DOCS=1 rewrites it (make gendocs).
-func CheckDescription(model any, name, description, version, path string, shape any) error {
-	k, err := kong.New(model, kong.Name(name), kong.Description(description),
-		kong.Vars{"version": version}, kong.Writers(io.Discard, io.Discard))
-	if err != nil {
-		return err
-	}
-	shared, err := VerbFlags(shape)
-	if err != nil {
-		return err
-	}
-	d := Describe(k.Model.Node)
-	d.Strip(shared)
-	return Golden(path, d.JSON(), os.Getenv("LEASEWRAP_UPDATE_DOCS") == "1", "make gendocs")
 }
 
 // flagWords are the words that spell f on a command line.

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/leasewrap/leasewrap/cli"
-	"github.com/leasewrap/leasewrap/internal/kongdoc"
+	"github.com/leasewrap/leasewrap/internal/testutil/modeltest"
 )
 
 // TestModelDescription: leasewrap's completions and man pages take this
@@ -15,7 +15,7 @@ import (
 // the global flags are leasewrap's own: left out, so that adding one does
 // not make the file stale.
 func TestModelDescription(t *testing.T) {
-	if err := kongdoc.CheckDescription(&rootCmd{}, "leasewrap-etcd", description, version, "../../../cmd/leasewrap/siblings/leasewrap-etcd.json", &cli.RunVerbShape{}); err != nil {
+	if err := modeltest.CheckDescription(&rootCmd{}, "leasewrap-etcd", description, version, "../../../cmd/leasewrap/siblings/leasewrap-etcd.json", &cli.RunVerbShape{}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/leasewrap/leasewrap/cli"
-	"github.com/leasewrap/leasewrap/internal/kongdoc"
+	"github.com/leasewrap/leasewrap/internal/testutil/modeltest"
 )
 
 // TestModelDescription: leasewrap's completions and man pages take this
@@ -14,7 +14,7 @@ import (
 // gendocs) rewrites it. The shared run flags and the global flags are
 // leasewrap's own: left out.
 func TestModelDescription(t *testing.T) {
-	if err := kongdoc.CheckDescription(&rootCmd{}, "leasewrap-pg", description, version, "../../../cmd/leasewrap/siblings/leasewrap-pg.json", &cli.RunVerbShape{}); err != nil {
+	if err := modeltest.CheckDescription(&rootCmd{}, "leasewrap-pg", description, version, "../../../cmd/leasewrap/siblings/leasewrap-pg.json", &cli.RunVerbShape{}); err != nil {
 		t.Fatal(err)
 	}
 }
