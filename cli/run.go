@@ -110,6 +110,7 @@ func (f *RunFlags) Check(ttl time.Duration) error {
 // Config is the supervisor configuration the flags describe for l; a verb
 // adds its kind's own settings (a claim's anchor mode) before Supervise.
 func (f *RunFlags) Config(l lease.Locker, logger *slog.Logger) supervisor.Config {
+	stop, _ := ParseStopSignal(f.StopSignal) // Check refused a bad one; 0 is SIGTERM
 	return supervisor.Config{
 		Locker:      l,
 		Argv:        f.Command,
@@ -121,7 +122,7 @@ func (f *RunFlags) Config(l lease.Locker, logger *slog.Logger) supervisor.Config
 		ExitCode:    f.exitCode,
 		KillGrace:   f.KillGrace,
 		Timeout:     f.Timeout,
-		StopSignal:  stopSignal(f.StopSignal),
+		StopSignal:  stop,
 		RenewPeriod: f.RenewEvery,
 		Subreaper:   f.Subreaper,
 		LeaveStrays: f.LeaveStrays,

@@ -36,12 +36,3 @@ func ParseStopSignal(s string) (syscall.Signal, error) {
 	}
 	return sig, nil
 }
-
-// stopSignal is ParseStopSignal for a value Check already accepted.
-func stopSignal(s string) syscall.Signal {
-	sig, err := ParseStopSignal(s)
-	if err != nil {
-		return syscall.SIGTERM
-	}
-	return sig
-}
