@@ -26,15 +26,6 @@ func (f *RunFlags) timing(ttl time.Duration) timing {
 	return t
 }
 
-// with is t for another TTL: the flags given stay, the defaults follow.
-func (t timing) with(ttl time.Duration) timing {
-	t.ttl = ttl
-	if !t.graceGiven {
-		t.grace = DefaultKillGrace(ttl)
-	}
-	return t
-}
-
 func (t timing) config() renew.Config {
 	return renew.Config{TTL: t.ttl, Grace: t.grace, Period: t.period, Renew: func(context.Context) error { return nil }}
 }
@@ -105,7 +96,7 @@ func (f *RunFlags) timingError(ttl time.Duration, err error) error {
 	if window > MinRenewEvery {
 		for _, p := range []time.Duration{below(window / 2), below(window)} {
 			c := t
-			c.period, c.periodGiven = p, true
+			c.period = p
 			if p >= MinRenewEvery && p < period && c.ok() {
 				fixes = append(fixes, fmt.Sprintf("--renew-every %v", p))
 				break
@@ -114,7 +105,7 @@ func (f *RunFlags) timingError(ttl time.Duration, err error) error {
 	}
 	// A longer lease.
 	for i, n := 0, ttl.Truncate(time.Second)+time.Second; i < maxTTLSearch; i, n = i+1, n+time.Second {
-		if t.with(n).ok() {
+		if f.timing(n).ok() { // the flags given stay, the defaults follow the TTL
 			fixes = append(fixes, fmt.Sprintf("--ttl %v", n))
 			break
 		}
@@ -129,10 +120,8 @@ func (f *RunFlags) timingError(ttl time.Duration, err error) error {
 // period accept, or -1 when none does.
 func (t timing) largestGrace() time.Duration {
 	c := t
-	c.graceGiven = true
 	c.grace = 0
-	w, _ := c.window() // TTL − margin: the window with no grace at all
-	_, period := c.window()
+	w, period := c.window() // w: TTL − margin, the window with no grace at all
 	if w <= period {
 		return -1
 	}
