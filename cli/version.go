@@ -27,17 +27,14 @@ type BuildVersion struct {
 func ReadVersion(stamped string) BuildVersion {
 	v := BuildVersion{Version: stamped, Go: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH}
 	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		if v.Version == "" {
-			v.Version = "(devel)"
-		}
-		return v
-	}
-	if v.Version == "" {
+	if ok && v.Version == "" {
 		v.Version = bi.Main.Version // "(devel)" for go build without VCS stamping
 	}
 	if v.Version == "" {
 		v.Version = "(devel)"
+	}
+	if !ok {
+		return v
 	}
 	var rev string
 	var modified bool
@@ -54,9 +51,9 @@ func ReadVersion(stamped string) BuildVersion {
 	}
 	if rev == "" {
 		// A pseudo-version or a release tag already names the commit.
-		if i := strings.LastIndexByte(strings.TrimSuffix(v.Version, "+dirty"), '-'); i >= 0 && isHex(strings.TrimSuffix(v.Version, "+dirty")[i+1:]) {
-			rev = strings.TrimSuffix(v.Version, "+dirty")[i+1:]
-			modified = strings.HasSuffix(v.Version, "+dirty")
+		base, dirty := strings.CutSuffix(v.Version, "+dirty")
+		if i := strings.LastIndexByte(base, '-'); i >= 0 && isHex(base[i+1:]) {
+			rev, modified = base[i+1:], dirty
 		}
 	}
 	if rev != "" && modified {
