@@ -17,16 +17,6 @@ type Field struct {
 	Value any
 }
 
-// Get returns the value of key and whether it is present.
-func (m Mapping) Get(key string) (any, bool) {
-	for _, f := range m {
-		if f.Key == key {
-			return f.Value, true
-		}
-	}
-	return nil, false
-}
-
 // Builder builds a Mapping as a Python dict is filled: a repeated key keeps
 // its first position and takes its last value. The zero Builder is ready.
 type Builder struct {

@@ -76,8 +76,10 @@ func TestLoadLimits(t *testing.T) {
 // FuzzStringRoundTrip: every string Dump writes reads back as the same
 // string (quoted wherever a resolver would type it otherwise).
 func FuzzStringRoundTrip(f *testing.F) {
-	for _, s := range matcherSamples {
-		f.Add(s)
+	for _, samples := range pyyamlTags {
+		for _, s := range samples {
+			f.Add(s)
+		}
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		if !utf8.ValidString(s) {

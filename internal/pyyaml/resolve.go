@@ -3,8 +3,10 @@ package pyyaml
 import (
 	"math"
 	"math/big"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -24,21 +26,32 @@ const (
 
 type resolver struct {
 	first string // the first characters the resolver is registered for
-	match func(string) bool
+	expr  string // its expression in PyYAML's resolver.py
 	tag   string
 }
 
 // resolvers, tried in PyYAML's order among those for the first character.
 var resolvers = []resolver{
-	{"yYnNtTfFoO", matchBool, tagBool},
-	{"-+0123456789.", matchFloat, tagFloat},
-	{"-+0123456789", matchInt, tagInt},
-	{"<", matchMerge, tagMerge},
-	{"~nN", matchNull, tagNull},
-	{"0123456789", matchTime, tagTime},
-	{"=", matchValue, tagValue},
-	{"!&*", matchYAML, tagYAML},
+	{"yYnNtTfFoO", `yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF`, tagBool},
+	{"-+0123456789.", `[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)`, tagFloat},
+	{"-+0123456789", `[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+`, tagInt},
+	{"<", `<<`, tagMerge},
+	{"~nN", `~|null|Null|NULL|`, tagNull},
+	{"0123456789", `[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?`, tagTime},
+	{"=", `=`, tagValue},
+	{"!&*", `!|&|\*`, tagYAML},
 }
+
+// compiledResolvers are the resolvers' expressions, compiled on first use so
+// that only runs reading or writing YAML pay for it. Python's `$` also
+// matches before one trailing newline: `\n?\z`.
+var compiledResolvers = sync.OnceValue(func() []*regexp.Regexp {
+	res := make([]*regexp.Regexp, len(resolvers))
+	for i, r := range resolvers {
+		res[i] = regexp.MustCompile(`^(?:` + r.expr + `)\n?\z`)
+	}
+	return res
+})
 
 // resolvePlain returns the tag PyYAML gives the plain scalar s.
 func resolvePlain(s string) string {
@@ -46,9 +59,10 @@ func resolvePlain(s string) string {
 		return tagNull // the null resolver is registered for ''
 	}
 	r, _ := utf8.DecodeRuneInString(s)
-	for _, res := range resolvers {
-		if strings.ContainsRune(res.first, r) && res.match(s) {
-			return res.tag
+	res := compiledResolvers()
+	for i, x := range resolvers {
+		if strings.ContainsRune(x.first, r) && res[i].MatchString(s) {
+			return x.tag
 		}
 	}
 	return tagStr

@@ -136,22 +136,14 @@ func OpenTrustedLink(path string, flag int, perm fs.FileMode) (*os.File, error) 
 }
 
 func check(f *os.File, path string, writing bool) error {
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+	fi, err := f.Stat()
+	if err != nil {
 		return fmt.Errorf("stat %s: %w", path, err)
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		fi, _ := f.Stat()
-		what := "special file"
-		if fi != nil {
-			what = Kind(fi.Mode())
-		}
-		return &UnsafeError{Path: path, What: "is a " + what + ", not a regular file"}
+	if !writing && fi.Mode().IsRegular() {
+		return nil
 	}
-	if writing && st.Nlink != 1 {
-		return &UnsafeError{Path: path, What: fmt.Sprintf("has %d hard links (a file leasewrap writes has one)", st.Nlink)}
-	}
-	return nil
+	return CheckOpened(fi, path)
 }
 
 // CreateExcl creates path exclusively for writing: anything already there

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"os"
 
 	"github.com/leasewrap/leasewrap/internal/pyyaml"
 )
@@ -159,7 +160,7 @@ func (c *Claims) Acquire(ctx context.Context, key, holder string, o AcquireOptio
 		if o.reacquires(existing, holder) {
 			// Never rewrite under a peer's recovery or renewal: wait, then decide again.
 			mutex := recoveryMutex(path)
-			if !c.mutexFree(mutex) {
+			if _, err := os.Lstat(mutex); err == nil {
 				if !c.stealIfStale(mutex) {
 					c.waitForRelease(ctx, mutex, c.mutexWait)
 				}
@@ -177,11 +178,6 @@ func (c *Claims) Acquire(ctx context.Context, key, holder string, o AcquireOptio
 		return acq, err
 	}
 	return nil, c.contended(key, path)
-}
-
-func (c *Claims) mutexFree(path string) bool {
-	_, err := lstat(path)
-	return err != nil
 }
 
 func (c *Claims) idempotentReacquire(ctx context.Context, path, key, holder string, o AcquireOptions, existing *Record) (*Acquisition, error) {

@@ -2,6 +2,7 @@ package claim
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/leasewrap/leasewrap/lease"
@@ -32,7 +33,7 @@ func (e *ContendedError) Is(target error) bool { return target == lease.ErrHeld 
 
 func (c *Claims) contended(key, path string) error {
 	mutex := recoveryMutex(path)
-	fi, err := lstat(mutex)
+	fi, err := os.Lstat(mutex)
 	if err != nil {
 		return fmt.Errorf("acquire %q gave up after %d contention retries on %s", key, acquireAttempts, path)
 	}

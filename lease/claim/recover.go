@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"math/big"
-	"os"
 
 	"github.com/leasewrap/leasewrap/internal/fault"
 )
-
-func lstat(path string) (fs.FileInfo, error) { return os.Lstat(path) }
 
 // recoverStale recovers a stale claim under its recovery mutex; retry means start
 // over (a peer held the mutex or won the create).

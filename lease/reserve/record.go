@@ -1,11 +1,13 @@
 package reserve
 
 import (
-	"github.com/leasewrap/leasewrap/internal/serdejson"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/leasewrap/leasewrap/internal/serdejson"
 )
 
 // SchemaVersion is the record schema written and accepted (legacy 0 is read only).
@@ -130,19 +132,11 @@ func FormatTime(t time.Time) string {
 	switch {
 	case ns == 0:
 	case ns%1_000_000 == 0:
-		s += "." + pad(ns/1_000_000, 3)
+		s += fmt.Sprintf(".%03d", ns/1_000_000)
 	case ns%1_000 == 0:
-		s += "." + pad(ns/1_000, 6)
+		s += fmt.Sprintf(".%06d", ns/1_000)
 	default:
-		s += "." + pad(ns, 9)
+		s += fmt.Sprintf(".%09d", ns)
 	}
 	return s + "Z"
-}
-
-func pad(n, width int) string {
-	s := strconv.Itoa(n)
-	for len(s) < width {
-		s = "0" + s
-	}
-	return s
 }

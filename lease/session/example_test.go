@@ -11,25 +11,26 @@ import (
 func Example() {
 	root, _ := os.MkdirTemp("", "sessions")
 	defer os.RemoveAll(root)
-	sid := session.MustParseID("5f0c6d4e-3b1a-4f59-9b8e-0d7f2a9c1e42")
+	sid, err := session.ParseID("5f0c6d4e-3b1a-4f59-9b8e-0d7f2a9c1e42")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	s := session.NewStore(root)
 
-	oc := session.DefaultOwnerContext()
-	oc.DaemonInstanceID = session.Some("daemon-a")
-	g, err := s.Acquire(context.Background(), sid, oc)
+	epoch := session.Some(session.CurrentWriterEpoch)
+	g, err := s.Acquire(context.Background(), sid, session.OwnerContext{StorageWriterEpoch: epoch, DaemonInstanceID: session.Some("daemon-a")})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer g.Release()
 
-	other := session.DefaultOwnerContext()
-	other.DaemonInstanceID = session.Some("daemon-b")
-	_, err = s.Acquire(context.Background(), sid, other)
+	_, err = s.Acquire(context.Background(), sid, session.OwnerContext{StorageWriterEpoch: epoch, DaemonInstanceID: session.Some("daemon-b")})
 	fmt.Println(err != nil)
 
-	obs, _ := s.OwnerObservations(sid)
-	fmt.Println(len(obs), obs[0].Liveness, *obs[0].Owner.DaemonInstanceID)
+	recs, _ := s.Inspect(sid)
+	fmt.Println(len(recs), recs[0].Liveness, *recs[0].Owner.DaemonInstanceID)
 	// Output:
 	// true
 	// 1 live daemon-a

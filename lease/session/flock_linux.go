@@ -22,8 +22,7 @@ const (
 	LockWaitPollInterval = 25 * time.Millisecond
 )
 
-func flock(f *os.File, how int) error           { return fdlock.Flock(f, how) }
-func tryLock(f *os.File, how int) (bool, error) { return fdlock.Try(f, how) }
+func flock(f *os.File, how int) error { return fdlock.Flock(f, how) }
 
 // lockFile opens (creating) and locks path with the bounded wait.
 func (s *Store) lockFile(ctx context.Context, path string, how int) (*os.File, error) {

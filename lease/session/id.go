@@ -1,10 +1,6 @@
 package session
 
-import (
-	"crypto/rand"
-	"encoding/hex"
-	"fmt"
-)
+import "fmt"
 
 // ID is a session id, a canonical lowercase UUID; the zero ID is unset.
 type ID struct{ s string }
@@ -17,27 +13,6 @@ func ParseID(s string) (ID, error) {
 		return ID{}, fmt.Errorf("%w %q: %v (want a lowercase hyphenated UUID such as 5f0c6d4e-3b1a-4f59-9b8e-0d7f2a9c1e42)", ErrInvalidID, s, err)
 	}
 	return ID{s: s}, nil
-}
-
-// MustParseID is ParseID that panics on error, for constants and tests.
-func MustParseID(s string) ID {
-	id, err := ParseID(s)
-	if err != nil {
-		panic(err)
-	}
-	return id
-}
-
-// NewID returns a fresh random (version 4) session id.
-func NewID() ID {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(fmt.Sprintf("session: new id: %v", err))
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return ID{s: h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]}
 }
 
 // String returns the canonical form, or "" for the zero ID.

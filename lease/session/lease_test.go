@@ -76,7 +76,7 @@ func TestSchemaV3OwnerUsesLockLivenessAndNormalDropRemovesRecord(t *testing.T) {
 	if o.SchemaVersion != 3 {
 		t.Fatalf("want schema 3, have %d", o.SchemaVersion)
 	}
-	if have := ClassifyLiveness(g.Path(), &o); have != Live {
+	if have := classifyLiveness(g.Path(), &o); have != Live {
 		t.Fatalf("want live, have %v", have)
 	}
 	if owners, _ := s.ActiveOwners(sid); len(owners) != 1 {
@@ -107,7 +107,7 @@ func TestStaleSchemaV3RecordIsPrunedWithoutPIDEvidence(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	if have := ClassifyLiveness(path, &o); have != Stale {
+	if have := classifyLiveness(path, &o); have != Stale {
 		t.Fatalf("want stale, have %v", have)
 	}
 	next := mustAcquire(t, s, sid, testContext("next", 5))
@@ -126,7 +126,7 @@ func TestSchemaV2OwnerPreservesConservativePIDFallback(t *testing.T) {
 	o.SchemaVersion = 2
 	o.PID = uint32(os.Getpid())
 	path := placeOwner(t, s, sid, &o)
-	if have := ClassifyLiveness(path, &o); have != Live {
+	if have := classifyLiveness(path, &o); have != Live {
 		t.Fatalf("want live, have %v", have)
 	}
 	if owners, _ := s.ActiveOwners(sid); len(owners) != 1 {
@@ -160,7 +160,7 @@ func TestSchemaV2ReusedLivePIDRemainsConservativelyOwned(t *testing.T) {
 	o.SchemaVersion = 2
 	o.PID = uint32(os.Getpid())
 	path := placeOwner(t, s, sid, &o)
-	if have := ClassifyLiveness(path, &o); have != Live {
+	if have := classifyLiveness(path, &o); have != Live {
 		t.Fatalf("want live, have %v", have)
 	}
 	_, err := s.Acquire(context.Background(), sid, testContext("current", 5))
@@ -274,7 +274,7 @@ func TestOwnerRecordOpenErrorIsUnverifiableAndFailsClosed(t *testing.T) {
 	if err := os.MkdirAll(path, 0o777); err != nil { // a directory at the record's path
 		t.Fatal(err)
 	}
-	if have := ClassifyLiveness(path, &o); have != Unverifiable {
+	if have := classifyLiveness(path, &o); have != Unverifiable {
 		t.Fatalf("want unverifiable, have %v", have)
 	}
 	_, err := s.Acquire(context.Background(), sid, testContext("current", 5))
@@ -293,7 +293,7 @@ func TestUnknownOwnerSchemaIsUnverifiableAndFailsClosed(t *testing.T) {
 	o := testOwner(sid, testContext("future", 5))
 	o.SchemaVersion = 99
 	path := placeOwner(t, s, sid, &o)
-	if have := ClassifyLiveness(path, &o); have != Unverifiable {
+	if have := classifyLiveness(path, &o); have != Unverifiable {
 		t.Fatalf("want unverifiable, have %v", have)
 	}
 	_, err := s.Acquire(context.Background(), sid, testContext("next", 5))

@@ -65,7 +65,7 @@ func TestLockerLeaseLifecycle(t *testing.T) {
 	}
 	ol := ls.(*ownerLease)
 	o := ol.Owner()
-	if have := ClassifyLiveness(ol.Path(), &o); have != Live {
+	if have := classifyLiveness(ol.Path(), &o); have != Live {
 		t.Fatalf("want live, have %v", have)
 	}
 	if ls.(lease.FileHolder).File() == nil || ls.TTL() != 0 {
@@ -336,11 +336,11 @@ func TestInheritedDescriptorsOutliveLeasewrap(t *testing.T) {
 	o := ol.Owner()
 	child := testutil.Sleeper(t, ls.(lease.FileHolder).File())
 	ls.(lease.FileHolder).File().Close() // leasewrap's copy gone, as after a SIGKILL
-	if have := ClassifyLiveness(ol.Path(), &o); have != Live {
+	if have := classifyLiveness(ol.Path(), &o); have != Live {
 		t.Errorf("want live while the child holds the descriptor, have %v", have)
 	}
 	child.Kill(t, helperWait)
-	if have := ClassifyLiveness(ol.Path(), &o); have != Stale {
+	if have := classifyLiveness(ol.Path(), &o); have != Stale {
 		t.Errorf("want stale once the child died, have %v", have)
 	}
 

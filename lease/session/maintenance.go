@@ -25,49 +25,15 @@ func (s *Store) AcquireMaintenance(ctx context.Context, sid ID) (*MaintenanceGua
 	if err != nil {
 		return nil, err
 	}
-	if err := s.refuseAnyOwner(sid); err != nil {
+	if err := s.refuseOwner(sid, anyOwner); err != nil {
 		coordinator.Close()
 		return nil, err
 	}
 	return &MaintenanceGuard{store: s, sid: sid, path: lockPath, coordinator: coordinator}, nil
 }
 
-// refuseAnyOwner prunes and refuses the first remaining decodable owner.
-func (s *Store) refuseAnyOwner(sid ID) error {
-	dir := s.OwnerDir(sid)
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return &IOError{Op: "create directory", Path: dir, Err: err}
-	}
-	if err := pruneDeadOwnerRecords(dir); err != nil {
-		return err
-	}
-	e, err := firstOwner(dir)
-	if err != nil || e == nil {
-		return err
-	}
-	return &OwnedError{
-		SessionID: sid,
-		Owner:     e.owner,
-		Path:      e.path,
-		Liveness:  classifyLiveness(e.path, &e.owner),
-		Summary:   FormatOwner(&e.owner),
-	}
-}
-
-// MaintenanceIsActive is session_maintenance_is_active: is the coordinator held?
-func (s *Store) MaintenanceIsActive(sid ID) (bool, error) {
-	lockPath := s.LockPath(sid)
-	f, err := openLockFile(lockPath)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	ok, err := tryLock(f, lockEX)
-	if err != nil {
-		return false, &IOError{Op: "flock", Path: lockPath, Err: err}
-	}
-	return !ok, nil
-}
+// anyOwner refuses every remaining owner: maintenance excludes them all.
+func anyOwner(*Owner) bool { return true }
 
 // SessionID returns the session under maintenance.
 func (m *MaintenanceGuard) SessionID() ID { return m.sid }
@@ -105,7 +71,7 @@ func (m *MaintenanceGuard) TransitionToLease(oc OwnerContext) (*OwnerGuard, erro
 	if oc.StorageWriterEpoch == nil {
 		return nil, &MissingWriterEpochError{SessionID: m.sid}
 	}
-	g, err := m.store.register(m.sid, &oc, func(*Owner) bool { return true }, nil)
+	g, err := m.store.register(m.sid, &oc, anyOwner, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -47,14 +47,6 @@ type OwnerContext struct {
 	DaemonInstanceID *string
 }
 
-// DefaultOwnerContext is the seed's Default: instance id "process-<pid>".
-func DefaultOwnerContext() OwnerContext {
-	return OwnerContext{
-		StorageWriterEpoch: Some(CurrentWriterEpoch),
-		DaemonInstanceID:   Some(fmt.Sprintf("process-%d", os.Getpid())),
-	}
-}
-
 // Some returns a pointer to v: the seed's Some(v) for the optional fields.
 func Some[T any](v T) *T { return &v }
 

@@ -44,11 +44,6 @@ func (s *Store) LockPath(sid ID) string {
 	return filepath.Join(s.root, "locks", sid.String()+".lock")
 }
 
-// WriteLockPath is <root>/locks/<sid>.write.lock.
-func (s *Store) WriteLockPath(sid ID) string {
-	return filepath.Join(s.root, "locks", sid.String()+".write.lock")
-}
-
 // OwnerDir is the session's owner-record directory: <root>/leases/<sid>.
 func (s *Store) OwnerDir(sid ID) string {
 	return filepath.Join(s.root, "leases", sid.String())
@@ -93,25 +88,12 @@ func (s *Store) acquire(ctx context.Context, sid ID, oc OwnerContext, prep *prep
 	return s.register(sid, &oc, func(o *Owner) bool { return !compatible(o, &oc) }, prep)
 }
 
-// register runs with the coordinator held: prune, find a refusing owner, publish.
+// register runs with the coordinator held: prune, refuse, publish.
 func (s *Store) register(sid ID, oc *OwnerContext, refuses func(*Owner) bool, prep *preparedRecord) (*OwnerGuard, error) {
-	dir := s.OwnerDir(sid)
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return nil, &IOError{Op: "create directory", Path: dir, Err: err}
-	}
-	e, err := pruneAndFind(dir, refuses)
-	if err != nil {
+	if err := s.refuseOwner(sid, refuses); err != nil {
 		return nil, err
 	}
-	if e != nil {
-		return nil, &OwnedError{
-			SessionID: sid,
-			Owner:     e.owner,
-			Path:      e.path,
-			Liveness:  classifyLiveness(e.path, &e.owner),
-			Summary:   FormatOwner(&e.owner),
-		}
-	}
+	dir := s.OwnerDir(sid)
 	owner := newOwner(sid, oc, s.pid(), s.now(), s.executable)
 	path := ownerPath(dir, owner.LeaseToken)
 	f, err := writeOwnerRecord(path, &owner, prep)
@@ -119,6 +101,26 @@ func (s *Store) register(sid ID, oc *OwnerContext, refuses func(*Owner) bool, pr
 		return nil, err
 	}
 	return &OwnerGuard{path: path, file: f, owner: owner}, nil
+}
+
+// refuseOwner prunes sid's stale records and returns an *OwnedError for the
+// first remaining owner refuses matches.
+func (s *Store) refuseOwner(sid ID, refuses func(*Owner) bool) error {
+	dir := s.OwnerDir(sid)
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return &IOError{Op: "create directory", Path: dir, Err: err}
+	}
+	e, err := pruneAndFind(dir, refuses)
+	if err != nil || e == nil {
+		return err
+	}
+	return &OwnedError{
+		SessionID: sid,
+		Owner:     e.owner,
+		Path:      e.path,
+		Liveness:  classifyLiveness(e.path, &e.owner),
+		Summary:   FormatOwner(&e.owner),
+	}
 }
 
 type ownerEntry struct {
@@ -159,33 +161,9 @@ func jsonNames(d *os.File, dir string) ([]string, error) {
 	return paths, nil
 }
 
-// pruneDeadOwnerRecords removes every Stale record, stopping at the first
-// undecodable one (an error); vanished records are skipped.
-func pruneDeadOwnerRecords(dir string) error {
-	paths, err := jsonEntries(dir)
-	if err != nil {
-		return &IOError{Op: "read directory", Path: dir, Err: err}
-	}
-	for _, p := range paths {
-		o, err := readOwner(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			// Removed since listed (released): not a refusal.
-			continue
-		}
-		if err != nil {
-			return &UnverifiableError{Path: p, Err: err}
-		}
-		if classifyLiveness(p, o) == Stale {
-			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return &IOError{Op: "remove stale owner record", Path: p, Err: err}
-			}
-		}
-	}
-	return nil
-}
-
 // pruneAndFind is prune_dead_owner_records plus find_incompatible_owner (or
-// first_owner) in one pass; with the coordinator held records can only go.
+// first_owner) in one pass, stopping at the first undecodable record; with the
+// coordinator held records can only go.
 func pruneAndFind(dir string, refuses func(*Owner) bool) (*ownerEntry, error) {
 	paths, err := jsonEntries(dir)
 	if err != nil {
@@ -195,7 +173,7 @@ func pruneAndFind(dir string, refuses func(*Owner) bool) (*ownerEntry, error) {
 	for _, p := range paths {
 		o, err := readOwner(p)
 		if errors.Is(err, fs.ErrNotExist) {
-			continue // released since the listing (see pruneDeadOwnerRecords)
+			continue // released since the listing: not a refusal
 		}
 		if err != nil {
 			return nil, &UnverifiableError{Path: p, Err: err}
@@ -213,24 +191,9 @@ func pruneAndFind(dir string, refuses func(*Owner) bool) (*ownerEntry, error) {
 	return found, nil
 }
 
-func firstOwner(dir string) (*ownerEntry, error) {
-	paths, err := jsonEntries(dir)
-	if err != nil {
-		return nil, &IOError{Op: "read directory", Path: dir, Err: err}
-	}
-	for _, p := range paths {
-		if o, err := readOwner(p); err == nil {
-			return &ownerEntry{path: p, owner: *o}, nil
-		}
-	}
-	return nil, nil
-}
-
-// ClassifyLiveness is classify_owner_liveness. Schema 3: an exclusive try-lock
+// classifyLiveness is classify_owner_liveness. Schema 3: an exclusive try-lock
 // obtained (or record missing) is Stale, would-block Live, other failures
 // Unverifiable; schema 2: kill(pid, 0); others Unverifiable. Changes nothing.
-func ClassifyLiveness(path string, o *Owner) Liveness { return classifyLiveness(path, o) }
-
 func classifyLiveness(path string, o *Owner) Liveness {
 	switch o.SchemaVersion {
 	case 3:
