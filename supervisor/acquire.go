@@ -197,6 +197,7 @@ func (r *runner) attemptLoop(ctx context.Context, j *job) (*acquired, error) {
 		switch {
 		case reported.IsZero():
 			log.Info("lease held; waiting", append(heldAttrs(held), "wait", wait, "reason", held.Error())...)
+			r.readyJob(j)
 			reported = time.Now()
 		case time.Since(reported) >= r.waitReport:
 			log.Info("lease still held; still waiting", append(heldAttrs(held), "waited", time.Since(began).Round(time.Second), "left", left.Round(time.Second), "reason", held.Error())...)
@@ -252,6 +253,7 @@ func heldAttrs(err error) []any {
 func (r *runner) queued(ctx context.Context, j *job, q lease.Queuer) (*acquired, error) {
 	qctx, cancel := context.WithTimeout(ctx, r.cfg.Wait)
 	defer cancel()
+	r.readyJob(j)
 	// Its lease dies with leasewrap: start the guard now, off the hand-over's path.
 	if j.guard == nil {
 		if t, err := r.startGuard(); err == nil {
@@ -298,6 +300,15 @@ func (r *runner) queued(ctx context.Context, j *job, q lease.Queuer) (*acquired,
 		}
 		return a, err
 	}
+}
+
+// readyJob makes, before a wait, what j's start needs and no lease decides
+// (its cgroup, startLimits), so that the hand-over does not wait for it.
+func (r *runner) readyJob(j *job) {
+	if j.form != nil {
+		j.form.ready()
+	}
+	startLimits()
 }
 
 // attempt makes one acquisition attempt and, on success, starts the child.

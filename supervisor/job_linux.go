@@ -49,7 +49,7 @@ type jobForm struct {
 	joined   bool
 	pgid     int // the child's process group, once started
 	guardPID int // the job guard: never a member of a joined job
-	// lazy, while set: --job auto creates the cgroup at the first start, under it.
+	// lazy, while set: --job auto creates the cgroup before a wait or at the first start.
 	lazy *Config
 	log  *slog.Logger
 }
@@ -140,14 +140,19 @@ func outerGroup(v string) (int, bool) {
 	return outer, st.PPID == outer
 }
 
-// into makes cmd's child born into the job and sets JobEnv.
-func (h *jobForm) into(cmd *exec.Cmd) {
+// ready creates a --job auto cgroup, once: before a wait, or at the first start.
+func (h *jobForm) ready() {
 	if c := h.lazy; c != nil {
 		h.lazy = nil
 		if err := h.create(c, h.log); err != nil {
 			h.log.Debug("job form: process group (no cgroup of its own)", "why", err.Error())
 		}
 	}
+}
+
+// into makes cmd's child born into the job and sets JobEnv.
+func (h *jobForm) into(cmd *exec.Cmd) {
+	h.ready()
 	cmd.SysProcAttr.Setpgid = !h.joined
 	cmd.SysProcAttr.Foreground = cmd.SysProcAttr.Foreground && !h.joined
 	v := "pgroup:" + strconv.Itoa(os.Getpid())

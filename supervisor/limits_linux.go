@@ -23,20 +23,26 @@ const oomDelta = 500
 
 var (
 	threadsOnce sync.Once
-	threads     *threadSet
-	oomOnce     sync.Once
+	threads     *threadSet // nil where tasks are not limited
 	oom         oomPlan
 )
 
 // pidsMargin is how many tasks of a pids limit are kept for leasewrap.
 const pidsMargin = 32
 
-// startThreads starts, once, the threads leasewrap needs where tasks are
-// limited: a thread the runtime cannot start later is fatal.
+// startThreads does, once, what every start needs and no lease decides:
+// where tasks are limited it starts the threads leasewrap needs (a thread
+// the runtime cannot start later is fatal); it lowers leasewrap's own
+// oom_score_adj; and it runs Go's one-time pidfd probe (a throwaway child
+// at the first os.StartProcess).
 func startThreads() {
 	threadsOnce.Do(func() {
 		if tasksLimited() {
 			threads = makeThreads()
+		}
+		oom.lowerOwn()
+		if p, err := os.FindProcess(os.Getpid()); err == nil {
+			p.Release()
 		}
 	})
 }
@@ -51,11 +57,11 @@ func tasksLimited() bool {
 	return cgroup.PidsLimited()
 }
 
-// startLimits is called before each start of a job's command.
+// startLimits is called before a wait and before each start of a job's
+// command: once it returns, leasewrap needs no new thread to start the job.
 func startLimits() {
 	startThreads()
 	threads.ready()
-	oomOnce.Do(func() { oom.base, oom.known = readOOMAdj("self") })
 }
 
 // threadSet locks goroutines to threads until released; the runtime keeps them.
@@ -101,27 +107,25 @@ func (r *threadSet) drop() {
 
 // oomPlan keeps the job's oom_score_adj above leasewrap's: leasewrap lowers
 // its own where it may (root), else the job gets base + oomDelta.
+// Set once by startThreads, read-only after.
 type oomPlan struct {
-	mu      sync.Mutex
 	known   bool // base was read
-	base    int  // leasewrap's oom_score_adj at its first start
-	tried   bool // the first command started: leasewrap tried to lower its own
-	lowered bool // and could
+	base    int  // leasewrap's oom_score_adj as it started
+	lowered bool // leasewrap lowered its own to base - oomDelta
+}
+
+// lowerOwn reads leasewrap's oom_score_adj and lowers it where it may.
+func (o *oomPlan) lowerOwn() {
+	if o.base, o.known = readOOMAdj("self"); o.known {
+		own := max(o.base-oomDelta, -1000)
+		o.lowered = own < o.base && writeOOMAdj("self", own) == nil
+	}
 }
 
 // started sets a just started command's oom_score_adj; errors are ignored.
 func (o *oomPlan) started(pid int) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
 	if !o.known {
 		return
-	}
-	if !o.tried {
-		o.tried = true
-		if own := max(o.base-oomDelta, -1000); own < o.base && writeOOMAdj("self", own) == nil {
-			o.lowered = true
-			return
-		}
 	}
 	inherited, want := o.base, min(o.base+oomDelta, 1000)
 	if o.lowered {
