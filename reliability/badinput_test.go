@@ -86,8 +86,8 @@ func TestBadFiles(t *testing.T) {
 		path       func(e *env) string
 		wrong, new []byte
 	}{
-		{kindClaimPtrace, true, "claim record", func(e *env) string { return claimPath(e.claimRoot(), "reliability-key") }, claimWrong, claimNewer},
-		{kindClaimPtrace, false, "claim recovery mutex", func(e *env) string { return claimPath(e.claimRoot(), "reliability-key") + ".recovery.d" }, claimWrong, claimNewer},
+		{kindClaimPID, true, "claim record", func(e *env) string { return claimPath(e.claimRoot(), "reliability-key") }, claimWrong, claimNewer},
+		{kindClaimPID, false, "claim recovery mutex", func(e *env) string { return claimPath(e.claimRoot(), "reliability-key") + ".recovery.d" }, claimWrong, claimNewer},
 		{kindReserve, true, "reservation record", func(e *env) string { return reservationPath(e.reserveHome(), "reliability-key") }, resWrong, resNewer},
 		{kindReserve, false, "reservation key lock", func(e *env) string { return reservationPath(e.reserveHome(), "reliability-key") + ".lock" }, resWrong, resNewer},
 		{kindSession, true, "session owner record", func(e *env) string {

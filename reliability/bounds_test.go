@@ -69,7 +69,7 @@ func boundCases() []boundCase {
 			time.Now().UnixMilli(), time.Now().Add(time.Hour).UnixMilli())
 	}
 	claim := func(name string, want int, status string, body func() string) boundCase {
-		return boundCase{kindClaimPtrace, "claim/" + name, func(e *env) []string {
+		return boundCase{kindClaimPID, "claim/" + name, func(e *env) []string {
 			return writeFiles(e, map[string]string{claimPath(e.claimRoot(), "reliability-key"): body()})
 		}, want, status}
 	}

@@ -29,7 +29,7 @@ func TestPlantedExpiredEntry(t *testing.T) {
 			} else {
 				os.Symlink(t.TempDir(), expired)
 			}
-			r := e.run(kindClaimGate, "planted", 0, 0, "")
+			r := e.run(kindClaimPID, "planted", 0, 0, "")
 			t.Logf("RESULT .expired as a %s | exit %d | %s", kind, r.code, firstLine(r.err))
 			if r.code != 65 || !strings.Contains(r.err, expired) || !strings.Contains(r.err, "mv ") || readWitness(t, e.witness)["planted"] != nil {
 				t.Fatalf("want 65 naming %s and how to move it aside, nothing run; have %v", expired, r)
@@ -40,7 +40,7 @@ func TestPlantedExpiredEntry(t *testing.T) {
 			if err := os.Rename(expired, expired+".aside"); err != nil {
 				t.Fatal(err)
 			}
-			if r := e.run(kindClaimGate, "after", 0, 0, ""); r.code != 0 || readWitness(t, e.witness)["after"] == nil {
+			if r := e.run(kindClaimPID, "after", 0, 0, ""); r.code != 0 || readWitness(t, e.witness)["after"] == nil {
 				t.Fatalf("after moving it aside: want the key recovered and run, have %v", r)
 			}
 		})

@@ -21,7 +21,7 @@ type faultCase struct {
 
 func faultCases() []faultCase {
 	var cs []faultCase
-	for _, k := range []kind{kindClaimPtrace, kindClaimGate} {
+	for _, k := range []kind{kindClaimPID} {
 		for _, p := range []string{"claim.after-temp-write", "claim.after-link",
 			"supervisor.after-start-before-anchor", "supervisor.after-anchor-before-release",
 			"supervisor.before-finish", "claim.mid-release"} {

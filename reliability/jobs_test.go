@@ -19,7 +19,7 @@ import (
 
 // localKinds are the kinds a job test runs under: "the job is everything
 // it started", across the real binary and every local kind.
-var localKinds = []kind{kindClaimPtrace, kindClaimGate, kindClaimTTL, kindReserve, kindSession, kindFlock}
+var localKinds = []kind{kindClaimPID, kindClaimTTL, kindReserve, kindSession, kindFlock}
 
 // escapeScript leaves a setsid'd, TERM-ignoring process behind, writes
 // its pid to pidf and exits 0 (the issue's repro, with the pid recorded);
@@ -87,7 +87,7 @@ func TestSetsidEscapeeKeepsTheLease(t *testing.T) {
 			e := newEnv(t)
 			key := k.keyFor()
 			pidf := filepath.Join(e.dir, "escapee.pid")
-			pidOnly := k.name == kindClaimPtrace.name || k.name == kindClaimGate.name
+			pidOnly := k.name == kindClaimPID.name
 			// The escapee ignores TERM and the grace is long: it lives
 			// until this test kills it, so the probe below is decided.
 			args := append(k.args(e, key), "--kill-grace", "30s", "--", "sh", "-c", escapeScript(pidf))
@@ -178,7 +178,7 @@ func takeClaim(t *testing.T, path, from, to string) {
 // whatever kind the inner one runs.
 func TestNestedLeasewrapEndsWithTheOuterLease(t *testing.T) {
 	for _, form := range []string{"cgroup", "pgroup"} {
-		for _, inner := range []kind{kindClaimPtrace, kindReserve, kindSession, kindFlock} {
+		for _, inner := range []kind{kindClaimPID, kindReserve, kindSession, kindFlock} {
 			t.Run(form+"/"+strings.ReplaceAll(inner.name, "/", "_"), func(t *testing.T) {
 				if form == "cgroup" {
 					strictJobs(t)

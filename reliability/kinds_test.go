@@ -20,14 +20,11 @@ func (e *env) claimRoot() string   { return filepath.Join(e.dir, "claims") }
 func (e *env) reserveHome() string { return filepath.Join(e.dir, "orchestratectl") }
 func (e *env) sessionRoot() string { return filepath.Join(e.dir, "sessions") }
 
-// The claim/ptrace and claim/gate kinds are pid-only claims (--ttl 0, the
-// explicit opt-in; claim run's default is a 2m TTL, which claim/ttl covers).
+// The claim/pid kind is a pid-only claim (--ttl 0, the explicit opt-in;
+// claim run's default is a 2m TTL, which claim/ttl covers).
 var (
-	kindClaimPtrace = kind{name: "claim/ptrace", args: func(e *env, key string) []string {
-		return []string{"claim", "run", key, "--root", e.claimRoot(), "--anchor", "ptrace", "--ttl", "0"}
-	}}
-	kindClaimGate = kind{name: "claim/gate", args: func(e *env, key string) []string {
-		return []string{"claim", "run", key, "--root", e.claimRoot(), "--anchor", "gate", "--ttl", "0"}
+	kindClaimPID = kind{name: "claim/pid", args: func(e *env, key string) []string {
+		return []string{"claim", "run", key, "--root", e.claimRoot(), "--ttl", "0"}
 	}}
 	kindClaimTTL = kind{name: "claim/ttl", args: func(e *env, key string) []string {
 		return []string{"claim", "run", key, "--root", e.claimRoot(), "--ttl", "1m", "--renew-every", "100ms"}

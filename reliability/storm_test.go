@@ -45,7 +45,7 @@ func TestRaceStorm(t *testing.T) {
 		rounds = 20
 	}
 	strict := strictJobs(t)
-	for _, k := range []kind{kindClaimPtrace, kindReserve, kindSession, kindFlock} {
+	for _, k := range []kind{kindClaimPID, kindReserve, kindSession, kindFlock} {
 		t.Run(strings.ReplaceAll(k.name, "/", "_"), func(t *testing.T) {
 			e := newEnv(t)
 			e.strict = strict

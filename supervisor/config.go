@@ -13,16 +13,6 @@ import (
 	"github.com/leasewrap/leasewrap/renew"
 )
 
-// AnchorMode is kept for compatibility; every mode means the exec gate.
-type AnchorMode string
-
-// The anchor modes.
-const (
-	AnchorAuto   AnchorMode = "auto"
-	AnchorPtrace AnchorMode = "ptrace" // Deprecated: the exec gate is used.
-	AnchorGate   AnchorMode = "gate"
-)
-
 // Config describes one supervised run; Run never changes it.
 type Config struct {
 	// Locker takes the lease.
@@ -53,8 +43,6 @@ type Config struct {
 	RenewPeriod time.Duration
 	// FinishTimeout bounds settling the lease (0 is 30 s); Finish is then abandoned.
 	FinishTimeout time.Duration
-	// Anchor is accepted for compatibility and changes nothing.
-	Anchor AnchorMode
 	// Subreaper makes leasewrap reap orphaned descendants (implied for PID 1).
 	Subreaper bool
 	// LeaveStrays settles the lease when the child exits, leaving its job's rest alone.
@@ -114,11 +102,6 @@ func (c Config) Validate() error {
 	}
 	if err := c.Job.check(); err != nil {
 		return err
-	}
-	switch c.Anchor {
-	case "", AnchorAuto, AnchorPtrace, AnchorGate:
-	default:
-		return fmt.Errorf("supervisor: unknown anchor mode %q (want auto, ptrace or gate)", c.Anchor)
 	}
 	return nil
 }

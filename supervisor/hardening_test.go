@@ -25,7 +25,7 @@ func TestSettleAfterTheFenceIsBounded(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			dir := t.TempDir()
 			ready := filepath.Join(dir, "ready")
-			s := startSup(t, testEnv(dir, "T_ANCHORED="+m.anchored, "T_ANCHOR="+m.anchor, "T_TTL=3s", "T_PERIOD=200ms",
+			s := startSup(t, testEnv(dir, "T_ANCHORED="+m.anchored, "T_TTL=3s", "T_PERIOD=200ms",
 				"T_GRACE=300ms", "T_BLOCK_RENEW=1", "T_BLOCK_FINISH=1", "T_FINISH_TIMEOUT=1h"),
 				"sh", "-c", "touch "+ready+"; sleep 60")
 			waitFile(t, ready)

@@ -30,7 +30,7 @@ func TestSIGTERMStopsThePipelineBeforeSettling(t *testing.T) {
 			dir := t.TempDir()
 			pidf := filepath.Join(dir, "sleep.pid")
 			script := fmt.Sprintf(`sleep 100 | cat & echo $! > %s.tmp; mv %s.tmp %s; wait`, pidf, pidf, pidf)
-			s := startSup(t, testEnv(dir, "T_ANCHORED="+m.anchored, "T_ANCHOR="+m.anchor, "T_GRACE=2s"), "sh", "-c", script)
+			s := startSup(t, testEnv(dir, "T_ANCHORED="+m.anchored, "T_GRACE=2s"), "sh", "-c", script)
 			pid := readPID(t, pidf) // the pipeline's last member (cat)
 			s.cmd.Process.Signal(syscall.SIGTERM)
 			if have := s.wait(t); have != 143 {
@@ -141,7 +141,7 @@ func TestBlockedRenewalStillFences(t *testing.T) {
 			ttl := 4 * time.Second
 			ready := filepath.Join(dir, "ready")
 			start := time.Now()
-			s := startSup(t, testEnv(dir, "T_ANCHORED="+m.anchored, "T_ANCHOR="+m.anchor, "T_TTL="+ttl.String(),
+			s := startSup(t, testEnv(dir, "T_ANCHORED="+m.anchored, "T_TTL="+ttl.String(),
 				"T_PERIOD=200ms", "T_GRACE=300ms", "T_BLOCK_RENEW=1"), "sh", "-c", "touch "+ready+"; trap '' TERM; sleep 60")
 			waitFile(t, ready)
 			have := s.wait(t) // returns once the job's group is empty

@@ -39,7 +39,7 @@ func TestSetsidDescendantStaysInTheCgroupJob(t *testing.T) {
 				dir := t.TempDir()
 				pidf := filepath.Join(dir, "escapee.pid")
 				script := fmt.Sprintf(`setsid sh -c 'trap "" TERM; %s; exec sleep 30' & while [ ! -s %s ]; do sleep 0.01; done; exit 0`, writePID(pidf), pidf)
-				s := startSup(t, testEnv(dir, "T_ANCHORED="+m.anchored, "T_ANCHOR="+m.anchor, "T_GRACE=500ms", "T_JOB="+form, "T_DEBUG=1"), "sh", "-c", script)
+				s := startSup(t, testEnv(dir, "T_ANCHORED="+m.anchored, "T_GRACE=500ms", "T_JOB="+form, "T_DEBUG=1"), "sh", "-c", script)
 				esc := readPID(t, pidf)
 				lease := filepath.Join(dir, "job.lease")
 				for alive(esc) {
@@ -90,7 +90,7 @@ func TestNestedLeasewrapDiesWithTheOuterJob(t *testing.T) {
 				dir, inner := t.TempDir(), t.TempDir()
 				pidf, jobf := filepath.Join(dir, "inner.pid"), filepath.Join(dir, "inner.job")
 				script := fmt.Sprintf(`trap "" TERM; echo "$%s" > %s; %s; exec sleep 30`, JobEnv, jobf, writePID(pidf))
-				env := testEnv(dir, "T_ANCHORED="+m.anchored, "T_ANCHOR="+m.anchor, "T_PERIOD=50ms", "T_GRACE=300ms", "T_JOB="+form, "T_DEBUG=1", "T_SUBREAPER=1")
+				env := testEnv(dir, "T_ANCHORED="+m.anchored, "T_PERIOD=50ms", "T_GRACE=300ms", "T_JOB="+form, "T_DEBUG=1", "T_SUBREAPER=1")
 				s := startSup(t, env, "env", "T_DIR="+inner, "T_KEY=inner", "T_HOLDER=inner", os.Args[0], "sh", "-c", script)
 				pid := readPID(t, pidf)
 				job := strings.TrimSpace(readFile(t, jobf))

@@ -73,7 +73,6 @@ func testMain(argv []string) int {
 		KillGrace:     grace,
 		RenewPeriod:   envDuration("T_PERIOD"),
 		FinishTimeout: envDuration("T_FINISH_TIMEOUT"),
-		Anchor:        AnchorMode(os.Getenv("T_ANCHOR")),
 		Subreaper:     os.Getenv("T_SUBREAPER") == "1",
 		LeaveStrays:   os.Getenv("T_LEAVE_STRAYS") == "1",
 		Logger:        slog.New(slog.NewTextHandler(os.Stderr, nil)),

@@ -83,11 +83,10 @@ func readFile(t *testing.T, path string) string {
 }
 
 // modes are the ways a child is started: unanchored (descriptor hand-over)
-// and the two anchoring methods.
-var modes = []struct{ name, anchored, anchor string }{
-	{"unanchored", "0", ""},
-	{"ptrace", "1", "ptrace"},
-	{"gate", "1", "gate"},
+// and anchored (behind the exec gate).
+var modes = []struct{ name, anchored string }{
+	{"unanchored", "0"},
+	{"anchored", "1"},
 }
 
 func TestExitCodesPassThrough(t *testing.T) {
@@ -95,7 +94,7 @@ func TestExitCodesPassThrough(t *testing.T) {
 		for _, code := range []int{0, 1, 7, 255} {
 			t.Run(fmt.Sprintf("%s/%d", m.name, code), func(t *testing.T) {
 				dir := t.TempDir()
-				have, s := runSup(t, testEnv(dir, "T_ANCHORED="+m.anchored, "T_ANCHOR="+m.anchor), "sh", "-c", fmt.Sprintf("exit %d", code))
+				have, s := runSup(t, testEnv(dir, "T_ANCHORED="+m.anchored), "sh", "-c", fmt.Sprintf("exit %d", code))
 				if have != code {
 					t.Fatalf("want exit %d, have %d\n%s", code, have, &s.stderr)
 				}
@@ -113,7 +112,7 @@ func TestExitCodesPassThrough(t *testing.T) {
 func TestSignalDeathIs128PlusN(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
-			have, s := runSup(t, testEnv(t.TempDir(), "T_ANCHORED="+m.anchored, "T_ANCHOR="+m.anchor), "sh", "-c", "kill -TERM $$")
+			have, s := runSup(t, testEnv(t.TempDir(), "T_ANCHORED="+m.anchored), "sh", "-c", "kill -TERM $$")
 			if have != 143 {
 				t.Fatalf("want 143, have %d\n%s", have, &s.stderr)
 			}
@@ -127,7 +126,7 @@ func TestAnchoredLeaseRecordsTheChildsPid(t *testing.T) {
 			dir := t.TempDir()
 			seen := filepath.Join(dir, "seen")
 			script := fmt.Sprintf(`read h p < %s/job.lease; echo "$p $$" > %s`, dir, seen)
-			if have, s := runSup(t, testEnv(dir, "T_ANCHORED=1", "T_ANCHOR="+m.anchor), "sh", "-c", script); have != 0 {
+			if have, s := runSup(t, testEnv(dir, "T_ANCHORED=1"), "sh", "-c", script); have != 0 {
 				t.Fatalf("want 0, have %d\n%s", have, &s.stderr)
 			}
 			f := strings.Fields(readFile(t, seen))
@@ -144,7 +143,7 @@ func TestHeldLeaseNeverRunsTheCommand(t *testing.T) {
 			dir := t.TempDir()
 			os.WriteFile(filepath.Join(dir, "job.lease"), []byte("other 1"), 0o644)
 			ran := filepath.Join(dir, "ran")
-			have, s := runSup(t, testEnv(dir, "T_ANCHORED="+m.anchored, "T_ANCHOR="+m.anchor), "touch", ran)
+			have, s := runSup(t, testEnv(dir, "T_ANCHORED="+m.anchored), "touch", ran)
 			if have != 75 {
 				t.Fatalf("want 75, have %d\n%s", have, &s.stderr)
 			}
@@ -172,7 +171,7 @@ func TestSignalsAreForwardedAndLeaseReleasedAfterChildExits(t *testing.T) {
 				dir := t.TempDir()
 				ready := filepath.Join(dir, "ready")
 				script := fmt.Sprintf(`trap 'echo got %d; exit 3' %d; touch %s; while :; do sleep 0.02; done`, sig, sig, ready)
-				s := startSup(t, testEnv(dir, "T_ANCHORED="+m.anchored, "T_ANCHOR="+m.anchor), "sh", "-c", script)
+				s := startSup(t, testEnv(dir, "T_ANCHORED="+m.anchored), "sh", "-c", script)
 				waitFile(t, ready)
 				s.cmd.Process.Signal(sig)
 				if have := s.wait(t); have != 3 {
@@ -199,7 +198,7 @@ func TestLostLeaseStopsTheChild(t *testing.T) {
 			t.Run(tc.name+"/"+m.name, func(t *testing.T) {
 				dir := t.TempDir()
 				ready := filepath.Join(dir, "ready")
-				s := startSup(t, testEnv(dir, "T_ANCHORED="+m.anchored, "T_ANCHOR="+m.anchor, "T_PERIOD=50ms", "T_GRACE=300ms"),
+				s := startSup(t, testEnv(dir, "T_ANCHORED="+m.anchored, "T_PERIOD=50ms", "T_GRACE=300ms"),
 					"sh", "-c", trapScript(ready, tc.trap))
 				waitFile(t, ready)
 				os.WriteFile(filepath.Join(dir, "job.lease"), []byte("thief 1"), 0o644)
@@ -221,7 +220,7 @@ func TestWaiterAcquiresWhenTheHolderExits(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
 			dir := t.TempDir()
-			env := []string{"T_ANCHORED=" + m.anchored, "T_ANCHOR=" + m.anchor}
+			env := []string{"T_ANCHORED=" + m.anchored}
 			ready := filepath.Join(dir, "ready")
 			holder := startSup(t, testEnv(dir, env...), "sh", "-c", "touch "+ready+"; sleep 0.3")
 			waitFile(t, ready)
@@ -276,7 +275,7 @@ func TestChildSeesTheEnvironmentContractAndNoStrayDescriptors(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
 			dir := t.TempDir()
-			have, s := runSup(t, testEnv(dir, "T_ANCHORED="+m.anchored, "T_ANCHOR="+m.anchor, "T_CHILD_REPORT=1"), os.Args[0])
+			have, s := runSup(t, testEnv(dir, "T_ANCHORED="+m.anchored, "T_CHILD_REPORT=1"), os.Args[0])
 			if have != 0 {
 				t.Fatalf("want 0, have %d\n%s", have, &s.stderr)
 			}
@@ -365,7 +364,7 @@ func TestUnworkableTimingNeverRunsTheCommand(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			dir := t.TempDir()
 			ran := filepath.Join(dir, "ran")
-			have, s := runSup(t, testEnv(dir, "T_ANCHORED="+m.anchored, "T_ANCHOR="+m.anchor, "T_TTL=1s"), "touch", ran)
+			have, s := runSup(t, testEnv(dir, "T_ANCHORED="+m.anchored, "T_TTL=1s"), "touch", ran)
 			if have != 70 || !strings.Contains(s.stderr.String(), "kill grace 10s must be shorter than the TTL 1s") {
 				t.Fatalf("want 70 naming the timing rule, have %d\n%s", have, &s.stderr)
 			}

@@ -36,7 +36,7 @@ func startup(e *env) {
 		fatal(err)
 	}
 	lockFile := filepath.Join(e.dir, "startup-flock.lock")
-	claimKey, sessKey := e.next(), e.next()
+	claimKey, sessKey, flockKey := e.next(), e.next(), e.next()
 	emptySession := filepath.Join(e.sessRoot(), "leases", sid(e.next()))
 	if err := os.MkdirAll(emptySession, 0o755); err != nil {
 		fatal(err)
@@ -51,6 +51,7 @@ func startup(e *env) {
 		{name: "reserve hash KEY", cmd: lw("reserve", "hash", "KEY"), base: "empty", limit: 2},
 		{name: "claim status KEY (no claim)", cmd: lw("claim", "status", "bench:missing", "--root", e.claimRoot()), base: "empty", limit: 2},
 		{name: "session owners SID (empty session)", cmd: lw("session", "owners", filepath.Base(emptySession), "--root", e.sessRoot()), base: "empty", limit: 2},
+		{name: "flock run FILE -- true", cmd: func() *exec.Cmd { return e.lw(flockKind.argv(e, flockKey, nil, "true")) }, base: "flock", limit: 2.5},
 		{name: "claim run -- true", cmd: func() *exec.Cmd { return e.lw(claimKind.argv(e, claimKey, nil, "true")) }, base: "flock", limit: 2.5},
 		{name: "reserve run -- true (new key)", cmd: func() *exec.Cmd { return e.lw(reserveKind.argv(e, e.next(), nil, "true")) }, base: "flock", limit: 2.5},
 		{name: "session run -- true", cmd: func() *exec.Cmd { return e.lw(sessionKind.argv(e, sessKey, nil, "true")) }, base: "flock", limit: 2.5},
@@ -59,13 +60,14 @@ func startup(e *env) {
 		// The same run verbs of another build, in the same rounds: a
 		// before/after comparison that the machine's drift cannot skew.
 		name := filepath.Base(e.compare)
-		claimKey2, sessKey2 := e.next(), e.next()
+		claimKey2, sessKey2, flockKey2 := e.next(), e.next(), e.next()
 		cw := func(argv func() []string) func() *exec.Cmd {
 			return func() *exec.Cmd { return e.lwBin(e.compare, argv()) }
 		}
 		vs = append(vs,
 			&startupVariant{name: name + ": --version", cmd: cw(func() []string { return []string{"--version"} }), base: "empty"},
 			&startupVariant{name: name + ": reserve hash KEY", cmd: cw(func() []string { return []string{"reserve", "hash", "KEY"} }), base: "empty"},
+			&startupVariant{name: name + ": flock run FILE -- true", cmd: cw(func() []string { return flockKind.argv(e, flockKey2, nil, "true") }), base: "flock"},
 			&startupVariant{name: name + ": claim run -- true", cmd: cw(func() []string { return claimKind.argv(e, claimKey2, nil, "true") }), base: "flock"},
 			&startupVariant{name: name + ": reserve run -- true (new key)", cmd: cw(func() []string { return reserveKind.argv(e, e.next(), nil, "true") }), base: "flock"},
 			&startupVariant{name: name + ": session run -- true", cmd: cw(func() []string { return sessionKind.argv(e, sessKey2, nil, "true") }), base: "flock"},

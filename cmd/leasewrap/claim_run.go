@@ -9,7 +9,6 @@ import (
 
 	"github.com/leasewrap/leasewrap/cli"
 	"github.com/leasewrap/leasewrap/lease/claim"
-	"github.com/leasewrap/leasewrap/supervisor"
 )
 
 // claimRunCmd holds a work claim while a command runs.
@@ -87,6 +86,5 @@ func (c *claimRunCmd) Run(ctx context.Context, logger *slog.Logger) error {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
 	cfg := c.Config(l, logger)
-	cfg.Anchor = supervisor.AnchorMode(c.Anchor)
 	return c.Supervise(ctx, cfg)
 }
