@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"fmt"
 	"os"
 	"runtime"
 	"strconv"
@@ -24,6 +25,7 @@ const oomDelta = 500
 var (
 	threadsOnce sync.Once
 	threads     *threadSet // nil where tasks are not limited
+	threadsErr  error      // a pids limit with no room for them
 	oom         oomPlan
 )
 
@@ -34,17 +36,19 @@ const pidsMargin = 32
 // where tasks are limited it starts the threads leasewrap needs (a thread
 // the runtime cannot start later is fatal); it lowers leasewrap's own
 // oom_score_adj; and it runs Go's one-time pidfd probe (a throwaway child
-// at the first os.StartProcess).
-func startThreads() {
+// at the first os.StartProcess). Its error, the same at every call, says
+// that a pids limit has no room for the threads.
+func startThreads() error {
 	threadsOnce.Do(func() {
 		if tasksLimited() {
-			threads = makeThreads()
+			threads, threadsErr = makeThreads()
 		}
 		oom.lowerOwn()
 		if p, err := os.FindProcess(os.Getpid()); err == nil {
 			p.Release()
 		}
 	})
+	return threadsErr
 }
 
 // tasksLimited reports whether the job may exhaust a limit on tasks that
@@ -58,10 +62,14 @@ func tasksLimited() bool {
 }
 
 // startLimits is called before a wait and before each start of a job's
-// command: once it returns, leasewrap needs no new thread to start the job.
-func startLimits() {
-	startThreads()
+// command: once it returns nil, leasewrap needs no new thread to start the
+// job.
+func startLimits() error {
+	if err := startThreads(); err != nil {
+		return err
+	}
 	threads.ready()
+	return nil
 }
 
 // threadSet locks goroutines to threads until released; the runtime keeps them.
@@ -71,12 +79,19 @@ type threadSet struct {
 	once    sync.Once
 }
 
-// makeThreads caps the Ps and locks GOMAXPROCS+spareThreads threads (not actors).
-func makeThreads() *threadSet {
+// makeThreads caps the Ps and locks GOMAXPROCS+spareThreads threads (not
+// actors), unless a pids limit has no room for them: the runtime aborts on
+// a thread it cannot start, so the run ends with an error instead.
+func makeThreads() (*threadSet, error) {
 	if runtime.GOMAXPROCS(0) > maxProcs {
 		runtime.GOMAXPROCS(maxProcs)
 	}
 	n := runtime.GOMAXPROCS(0) + spareThreads
+	// Each locked goroutine may need a new thread; so may the goroutine
+	// that waits for them, and the runtime's template thread.
+	if room, at, err := cgroup.PidsRoom(); err == nil && room >= 0 && room < int64(n+2) {
+		return nil, fmt.Errorf("supervisor: the pids limit of %s has room for %d more tasks, and leasewrap needs up to %d for its threads before it waits or starts the command: raise %s/pids.max (systemd TasksMax=, a container's pids limit)", at, room, n+2, at)
+	}
 	r := &threadSet{release: make(chan struct{})}
 	r.locked.Add(n)
 	for range n {
@@ -87,7 +102,7 @@ func makeThreads() *threadSet {
 			runtime.UnlockOSThread() // before it ends: a goroutine ending locked takes its thread with it
 		}()
 	}
-	return r
+	return r, nil
 }
 
 // ready waits until the threads exist, then lets the goroutines go.

@@ -123,3 +123,50 @@ func afterTheWait(stderr string) []string {
 	}
 	return out
 }
+
+// TestNoRoomForTheThreadsExits70: a run whose pids limit has room for Go's
+// start-up but not for the threads leasewrap makes before it waits (or,
+// with no wait, before it starts the command) exits 70 with one line that
+// names the limit, and its command never runs: not `fatal error:
+// newosproc`. The limit is one task below what a waiting run uses,
+// measured first.
+func TestNoRoomForTheThreadsExits70(t *testing.T) {
+	needFlock1(t)
+	dir := t.TempDir()
+	lock, ready, gone := filepath.Join(dir, "job.lock"), filepath.Join(dir, "ready"), filepath.Join(dir, "gone")
+	startFlock1(t, "-x", lock, ready, gone)
+	ran := filepath.Join(dir, "ran")
+	args := []string{"flock", "run", lock, "--wait", "10m", "--log-level", "debug", "--", "touch", ran}
+
+	ref := limittest.LimitCgroup(t, "pids", 4096)
+	w := startProc(t, limittest.InCgroup(leasewrapCmd(t, args...), ref))
+	waitFor(t, "the reference waiter to wait for the grant", func() bool {
+		return strings.Contains(w.stderr.String(), "waiting for the grant") || w.Exited()
+	})
+	uses := pidsCurrent(t, ref)
+	w.Cmd.Process.Kill()
+	if uses < 2 {
+		t.Fatalf("a waiting run uses %d tasks\n%s", uses, &w.stderr)
+	}
+
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"waiter", args},
+		{"no wait", []string{"flock", "run", filepath.Join(dir, "free.lock"), "--log-level", "debug", "--", "touch", ran}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cg := limittest.LimitCgroup(t, "pids", int64(uses-1))
+			p := startProc(t, limittest.InCgroup(leasewrapCmd(t, tc.args...), cg))
+			code, stderr := p.wait(t), p.stderr.String()
+			lines := afterTheWait(stderr)
+			if code != 70 || len(lines) != 1 || !strings.Contains(lines[0], cg+"/pids.max") {
+				t.Fatalf("with pids.max %d (a waiting run uses %d tasks): want 70 and one line naming %s/pids.max, have %d with %d lines\n%s", uses-1, uses, cg, code, len(lines), stderr)
+			}
+			if exists(ran) {
+				t.Fatal("the command ran")
+			}
+		})
+	}
+}
