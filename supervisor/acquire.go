@@ -197,7 +197,9 @@ func (r *runner) attemptLoop(ctx context.Context, j *job) (*acquired, error) {
 		switch {
 		case reported.IsZero():
 			log.Info("lease held; waiting", append(heldAttrs(held), "wait", wait, "reason", held.Error())...)
-			r.readyJob(j)
+			if err := r.readyJob(j); err != nil {
+				return nil, err
+			}
 			reported = time.Now()
 		case time.Since(reported) >= r.waitReport:
 			log.Info("lease still held; still waiting", append(heldAttrs(held), "waited", time.Since(began).Round(time.Second), "left", left.Round(time.Second), "reason", held.Error())...)
@@ -253,7 +255,9 @@ func heldAttrs(err error) []any {
 func (r *runner) queued(ctx context.Context, j *job, q lease.Queuer) (*acquired, error) {
 	qctx, cancel := context.WithTimeout(ctx, r.cfg.Wait)
 	defer cancel()
-	r.readyJob(j)
+	if err := r.readyJob(j); err != nil {
+		return nil, err
+	}
 	// Its lease dies with leasewrap: start the guard now, off the hand-over's path.
 	if j.guard == nil {
 		if t, err := r.startGuard(); err == nil {
@@ -304,11 +308,11 @@ func (r *runner) queued(ctx context.Context, j *job, q lease.Queuer) (*acquired,
 
 // readyJob makes, before a wait, what j's start needs and no lease decides
 // (its cgroup, startLimits), so that the hand-over does not wait for it.
-func (r *runner) readyJob(j *job) {
+func (r *runner) readyJob(j *job) error {
 	if j.form != nil {
 		j.form.ready()
 	}
-	startLimits()
+	return startLimits()
 }
 
 // attempt makes one acquisition attempt and, on success, starts the child.
@@ -367,7 +371,11 @@ func (r *runner) startUnder(ctx context.Context, j *job, ls lease.Lease, at time
 	if f, ok := ls.(lease.FileHolder); ok {
 		h.File = f.File()
 	}
-	cmd := r.prepare(j, h)
+	cmd, err := r.prepare(j, h)
+	if err != nil {
+		r.undo(j, ls, err)
+		return nil, err
+	}
 	var ch *child
 	if lease.DiesWithLeasewrap(ls, false) {
 		t := j.guard // started while the lease was awaited (queued), or nil

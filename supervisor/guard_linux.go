@@ -87,6 +87,9 @@ func (r *runner) startGuard() (*guard, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := startLimits(); err != nil {
+		return nil, err
+	}
 	t := &guard{release: make(chan struct{})}
 	pr, w, err := os.Pipe()
 	if err != nil {
@@ -97,8 +100,7 @@ func (r *runner) startGuard() (*guard, error) {
 	// GOMAXPROCS=1: each P may cost the guard a thread.
 	cmd.Env = append(os.Environ(), guardEnv+"=1", guardFDEnv+"=3", "GOMAXPROCS=1")
 	cmd.ExtraFiles = []*os.File{pr}
-	startThreads()
-	if threads != nil { // tasks are limited
+	if limited {
 		rr, rw, err := os.Pipe()
 		if err != nil {
 			w.Close()

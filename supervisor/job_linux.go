@@ -268,7 +268,6 @@ func (h *jobForm) String() string {
 
 // close removes the job's cgroup if empty, and now and then sweeps stale ones.
 func (h *jobForm) close(log *slog.Logger) {
-	threads.drop() // a run that started nothing lets the threads go
 	if h == nil || h.cg == nil {
 		return
 	}

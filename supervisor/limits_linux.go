@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"fmt"
 	"os"
 	"runtime"
 	"strconv"
@@ -22,29 +23,32 @@ const spareThreads = 3
 const oomDelta = 500
 
 var (
-	threadsOnce sync.Once
-	threads     *threadSet // nil where tasks are not limited
-	oom         oomPlan
+	limitsOnce sync.Once
+	limited    bool  // tasks are limited: the threads were made
+	limitsErr  error // a pids limit with no room for the threads
+	oom        oomPlan
 )
 
 // pidsMargin is how many tasks of a pids limit are kept for leasewrap.
 const pidsMargin = 32
 
-// startThreads does, once, what every start needs and no lease decides:
-// where tasks are limited it starts the threads leasewrap needs (a thread
-// the runtime cannot start later is fatal); it lowers leasewrap's own
+// startLimits does, once, what every start needs and no lease decides; a
+// waiter calls it before it waits, and every start before it forks. Where
+// tasks are limited it makes the threads leasewrap needs (a thread the
+// runtime cannot start later is fatal); it lowers leasewrap's own
 // oom_score_adj; and it runs Go's one-time pidfd probe (a throwaway child
-// at the first os.StartProcess).
-func startThreads() {
-	threadsOnce.Do(func() {
-		if tasksLimited() {
-			threads = makeThreads()
+// at the first os.StartProcess). Its error says a pids limit has no room.
+func startLimits() error {
+	limitsOnce.Do(func() {
+		if limited = tasksLimited(); limited {
+			limitsErr = makeThreads()
 		}
 		oom.lowerOwn()
 		if p, err := os.FindProcess(os.Getpid()); err == nil {
 			p.Release()
 		}
 	})
+	return limitsErr
 }
 
 // tasksLimited reports whether the job may exhaust a limit on tasks that
@@ -57,57 +61,39 @@ func tasksLimited() bool {
 	return cgroup.PidsLimited()
 }
 
-// startLimits is called before a wait and before each start of a job's
-// command: once it returns, leasewrap needs no new thread to start the job.
-func startLimits() {
-	startThreads()
-	threads.ready()
-}
-
-// threadSet locks goroutines to threads until released; the runtime keeps them.
-type threadSet struct {
-	locked  sync.WaitGroup
-	release chan struct{}
-	once    sync.Once
-}
-
-// makeThreads caps the Ps and locks GOMAXPROCS+spareThreads threads (not actors).
-func makeThreads() *threadSet {
+// makeThreads caps the Ps and makes GOMAXPROCS+spareThreads threads, each
+// locked by a goroutine and then let go (the runtime keeps them idle),
+// unless a pids limit has no room for them: the runtime aborts on a thread
+// it cannot start, so the run ends with an error instead.
+func makeThreads() error {
 	if runtime.GOMAXPROCS(0) > maxProcs {
 		runtime.GOMAXPROCS(maxProcs)
 	}
 	n := runtime.GOMAXPROCS(0) + spareThreads
-	r := &threadSet{release: make(chan struct{})}
-	r.locked.Add(n)
+	// Each locked goroutine may need a new thread; so may the goroutine
+	// that waits for them, and the runtime's template thread.
+	if room, at, err := cgroup.PidsRoom(); err == nil && room >= 0 && room < int64(n+2) {
+		return fmt.Errorf("supervisor: the pids limit of %s has room for %d more tasks, and leasewrap needs up to %d for its threads before it waits or starts the command: raise %s/pids.max (systemd TasksMax=, a container's pids limit)", at, room, n+2, at)
+	}
+	var locked sync.WaitGroup
+	release := make(chan struct{})
+	locked.Add(n)
 	for range n {
 		go func() {
 			runtime.LockOSThread()
-			r.locked.Done()
-			<-r.release
+			locked.Done()
+			<-release
 			runtime.UnlockOSThread() // before it ends: a goroutine ending locked takes its thread with it
 		}()
 	}
-	return r
-}
-
-// ready waits until the threads exist, then lets the goroutines go.
-func (r *threadSet) ready() {
-	if r != nil {
-		r.locked.Wait()
-		r.drop()
-	}
-}
-
-// drop lets the goroutines go (a run that starts no command).
-func (r *threadSet) drop() {
-	if r != nil {
-		r.once.Do(func() { close(r.release) })
-	}
+	locked.Wait()
+	close(release)
+	return nil
 }
 
 // oomPlan keeps the job's oom_score_adj above leasewrap's: leasewrap lowers
 // its own where it may (root), else the job gets base + oomDelta.
-// Set once by startThreads, read-only after.
+// Set once by startLimits, read-only after.
 type oomPlan struct {
 	known   bool // base was read
 	base    int  // leasewrap's oom_score_adj as it started

@@ -108,8 +108,10 @@ func startError(path string, err error) error {
 
 // prepare builds the command with the lease handed over, in a process
 // group of its own and, when leasewrap owns the terminal, its foreground.
-func (r *runner) prepare(j *job, h inherit.Handover) *exec.Cmd {
-	startLimits()
+func (r *runner) prepare(j *job, h inherit.Handover) (*exec.Cmd, error) {
+	if err := startLimits(); err != nil {
+		return nil, err
+	}
 	c := &r.cfg
 	cmd := &exec.Cmd{Path: j.path, Args: j.argv, Dir: c.Dir, Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr}
 	inherit.Attach(cmd, c.Env, h)
@@ -117,7 +119,7 @@ func (r *runner) prepare(j *job, h inherit.Handover) *exec.Cmd {
 	if j.form != nil {
 		j.form.into(cmd)
 	}
-	return cmd
+	return cmd, nil
 }
 
 // spawn starts cmd and returns its pid; children are reaped by pid.
@@ -157,7 +159,10 @@ func startPlain(cmd *exec.Cmd) (*child, error) {
 // startStopped starts the command behind the exec gate; it gets the
 // terminal only when let go, so a ^C meanwhile reaches leasewrap.
 func (r *runner) startStopped(j *job, h inherit.Handover) (*child, error) {
-	cmd := r.prepare(j, h)
+	cmd, err := r.prepare(j, h)
+	if err != nil {
+		return nil, err
+	}
 	tty := cmd.SysProcAttr.Foreground
 	cmd.SysProcAttr.Foreground = false
 	exe, err := r.helperExe("exec gate")

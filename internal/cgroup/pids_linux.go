@@ -15,10 +15,19 @@ import (
 // process (v2 or v1, its cgroup or an ancestor); what it cannot read for
 // certain counts as limited.
 func PidsLimited() bool {
+	room, _, err := PidsRoom()
+	return err != nil || room >= 0
+}
+
+// PidsRoom returns the fewest tasks any pids.max that applies to this
+// process still has room for, and the cgroup directory of that limit;
+// room is -1 where none applies. An error says what could not be read.
+func PidsRoom() (room int64, at string, err error) {
 	pc, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
-		return true
+		return -1, "", err
 	}
+	room = -1
 	for _, line := range strings.Split(string(pc), "\n") {
 		f := strings.SplitN(line, ":", 3)
 		if len(f) != 3 || !strings.HasPrefix(f[2], "/") {
@@ -34,23 +43,23 @@ func PidsLimited() bool {
 				}
 			}
 			if dir == "" {
-				return true
+				return -1, "", fmt.Errorf("cgroup: no cgroup v2 mount holds %s", f[2])
 			}
 		case hasController(f[1], "pids"):
 			top = "/sys/fs/cgroup/pids"
 			var st unix.Statfs_t
 			if unix.Statfs(top, &st) != nil || st.Type != unix.CGROUP_SUPER_MAGIC {
-				return true
+				return -1, "", fmt.Errorf("cgroup: no cgroup v1 pids hierarchy at %s", top)
 			}
 			dir = filepath.Join(top, f[2])
 		default:
 			continue
 		}
-		if room, _ := pidsRoom(dir, top); room >= 0 {
-			return true
+		if r, d, _ := pidsRoom(dir, top); r >= 0 && (room < 0 || r < room) {
+			room, at = r, d
 		}
 	}
-	return false
+	return room, at, nil
 }
 
 func hasController(list, c string) bool {
@@ -63,16 +72,17 @@ func hasController(list, c string) bool {
 }
 
 // pidsRoom returns the fewest tasks any limited cgroup from dir up to top
-// still has room for (pids.max − pids.current, at least 0), or −1 if none.
-func pidsRoom(dir, top string) (int64, error) {
-	room := int64(-1)
+// still has room for (pids.max − pids.current, at least 0), or −1 if none,
+// and that cgroup.
+func pidsRoom(dir, top string) (room int64, at string, err error) {
+	room = -1
 	for d := dir; d == top || strings.HasPrefix(d, top+"/"); d = filepath.Dir(d) {
 		b, err := os.ReadFile(filepath.Join(d, "pids.max"))
 		if errors.Is(err, os.ErrNotExist) {
 			continue // the controller is not enabled here
 		}
 		if err != nil {
-			return room, err
+			return room, at, err
 		}
 		v := strings.TrimSpace(string(b))
 		if v == "max" {
@@ -80,21 +90,21 @@ func pidsRoom(dir, top string) (int64, error) {
 		}
 		lim, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			return room, fmt.Errorf("cgroup: %s/pids.max: %w", d, err)
+			return room, at, fmt.Errorf("cgroup: %s/pids.max: %w", d, err)
 		}
 		b, err = os.ReadFile(filepath.Join(d, "pids.current"))
 		if err != nil {
-			return room, err
+			return room, at, err
 		}
 		cur, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 		if err != nil {
-			return room, fmt.Errorf("cgroup: %s/pids.current: %w", d, err)
+			return room, at, fmt.Errorf("cgroup: %s/pids.current: %w", d, err)
 		}
 		if r := max(lim-cur, 0); room < 0 || r < room {
-			room = r
+			room, at = r, d
 		}
 	}
-	return room, nil
+	return room, at, nil
 }
 
 // KeepPids keeps margin tasks above the job cgroup for its creator: its
@@ -113,7 +123,7 @@ func (g *Group) KeepPids(margin int64) (int64, error) {
 			break
 		}
 	}
-	room, err := pidsRoom(filepath.Dir(g.dir), top)
+	room, _, err := pidsRoom(filepath.Dir(g.dir), top)
 	if err != nil || room < 0 {
 		return 0, err
 	}
