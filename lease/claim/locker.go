@@ -40,6 +40,9 @@ type Locker struct {
 	claims *Claims
 	// prep is the claim file made while waiting.
 	prep *preparedClaim
+	// turn is the claims directory, flocked from a Probe that found the
+	// claim free until AcquireAnchored returns (turn.go).
+	turn *os.File
 }
 
 var (
@@ -99,12 +102,15 @@ func (l *Locker) Key() string { return l.cfg.Key }
 func (l *Locker) Holder() string { return l.cfg.Holder }
 
 // Probe reads the file only and reports a live or suspect claim, whatever its
-// holder, as a *lease.HeldError.
+// holder, as a *lease.HeldError; a claim that looks free leaves this Locker
+// the attempt turn (turn.go) until AcquireAnchored returns.
 func (l *Locker) Probe(ctx context.Context) error {
+	l.takeTurn(ctx)
 	st := l.claims.Status(l.cfg.Key)
 	if (st.State != Live && st.State != Suspect) || st.Record == nil {
 		return nil
 	}
+	l.dropTurn()
 	r := st.Record
 	return &lease.HeldError{Kind: "claim", Key: l.cfg.Key, Holder: r.Holder, PID: r.PID, Host: r.Host,
 		Since: time.UnixMilli(r.AcquiredAt), Detail: l.claims.heldDetail(l.cfg.Key, r, st.State)}
@@ -119,6 +125,7 @@ func (l *Locker) Acquire(ctx context.Context) (lease.Lease, error) {
 // is a *lease.HeldError even under this holder name (two wrappers with one
 // --holder must not both run); a corrupted one matches lease.ErrRefused.
 func (l *Locker) AcquireAnchored(ctx context.Context, pid int) (lease.Lease, error) {
+	defer l.dropTurn()
 	if pid <= 0 {
 		return nil, fmt.Errorf("claim %q: acquire needs the anchor pid, have %d", l.cfg.Key, pid)
 	}

@@ -87,6 +87,24 @@ func helperMain(args []string) int {
 			_, err = l.AcquireAnchored(ctx, os.Getppid())
 		}
 		out = outcome(err)
+	case "probe-then-acquire": // a = root, b = holder: a waiter's attempt, held open between its steps
+		l, err := NewLocker(LockerConfig{Key: "session:race", Holder: b, Root: a, EventsDir: a, Getenv: testEnv(nil)})
+		if err == nil {
+			var path string
+			if path, err = l.claims.Path(l.cfg.Key); err == nil {
+				err = os.MkdirAll(filepath.Dir(path), dirMode) // as a waiter's Notify does
+			}
+		}
+		if err == nil {
+			if err = l.Probe(ctx); err == nil {
+				os.WriteFile(filepath.Join(a, "probed-"+b), nil, 0o644)
+				for _, serr := os.Stat(filepath.Join(a, "go-acquire")); serr != nil && time.Now().Before(deadline); _, serr = os.Stat(filepath.Join(a, "go-acquire")) {
+					time.Sleep(time.Millisecond)
+				}
+				_, err = l.AcquireAnchored(ctx, os.Getppid())
+			}
+		}
+		out = outcome(err)
 	}
 	json.NewEncoder(os.Stdout).Encode(out)
 	return 0
