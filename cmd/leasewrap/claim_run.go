@@ -26,8 +26,8 @@ type claimRunCmd struct {
 }
 
 func (c *claimRunCmd) Help() string {
-	return `The claim records the wrapped command's own pid from its birth (the command
-is held stopped before its first instruction until the claim is written), so
+	return `The claim records the wrapped command's own pid from its birth (its process
+waits in an exec gate until the claim is written, then execs the command), so
 if leasewrap is killed the claim stays live for as long as the command runs,
 for every implementation of the protocol. If the claim is held, the command
 never runs.
