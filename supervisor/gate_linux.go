@@ -3,6 +3,7 @@ package supervisor
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -109,18 +110,18 @@ func startGated(cmd *exec.Cmd, exe string) (*child, error) {
 // readyWait bounds the wait for a helper's readiness byte.
 const readyWait = 5 * time.Second
 
-// awaitByte returns once f gives a byte or EOF, or at readyWait.
-func awaitByte(f *os.File) {
+// awaitByte returns once f gives a byte or EOF, or at readyWait; false on EOF.
+func awaitByte(f *os.File) bool {
 	f.SetReadDeadline(time.Now().Add(readyWait))
 	var b [1]byte
-	f.Read(b[:])
+	_, err := f.Read(b[:])
+	return !errors.Is(err, io.EOF)
 }
 
-// awaitGate waits until the gate has set the command's signal dispositions.
-func (ch *child) awaitGate() {
-	if ch.gate != nil {
-		awaitByte(ch.gate)
-	}
+// awaitGate waits until the gate has set the command's signal dispositions;
+// false if it ended first.
+func (ch *child) awaitGate() bool {
+	return ch.gate == nil || awaitByte(ch.gate)
 }
 
 // release lets a gated child run; a gate already gone is reaped as the job.

@@ -184,7 +184,14 @@ func (r *runner) startStopped(j *job, h inherit.Handover) (*child, error) {
 // the instant the fence counts from; on an error ch is killed and ls
 // settled as never run.
 func (r *runner) letGoUnder(ctx context.Context, j *job, ls lease.Lease, ch *child, at time.Time) (time.Time, error) {
-	ch.awaitGate()
+	if !ch.awaitGate() { // it ended before the command could run
+		err := fmt.Errorf("%w: the exec gate (leasewrap re-executed, pid %d) exited before it was ready; is a pids limit too tight for a Go program's start-up?", ErrStart, ch.pid)
+		if sig := ch.kill(); sig != 0 {
+			err = &abortError{sig: sig}
+		}
+		r.undo(j, ls, err)
+		return at, err
+	}
 	at, err := r.readyToStart(ctx, j, ls, at)
 	if err == nil && ch.takeTTY {
 		ch.takeTTY = false

@@ -170,3 +170,42 @@ func TestNoRoomForTheThreadsExits70(t *testing.T) {
 		})
 	}
 }
+
+// TestClaimGateWithNoRoomRunsNothing: a claim waiter whose pids limit,
+// tightened while it waits, leaves no room for its exec gate's Go start-up
+// when the claim frees. The gate dies before it is ready; the run ends 70
+// naming the gate (not 2, the runtime's exit, as if the command had run
+// and failed), the command never runs and the claim is left free.
+func TestClaimGateWithNoRoomRunsNothing(t *testing.T) {
+	root, env := claimEnv(t)
+	ready, gone, ran := filepath.Join(root, "ready"), filepath.Join(root, "gone"), filepath.Join(root, "ran")
+	holder := startLW(t, env, "claim", "run", "job", "--root", root, "--", "sh", "-c", holdUntil(ready, gone))
+	waitFor(t, "the holder's child", func() bool { return exists(ready) })
+	cg := limittest.LimitCgroup(t, "pids", 4096)
+	wait := testutil.Scale(time.Minute).Round(time.Second)
+	cmd := leasewrapCmd(t, "claim", "run", "job", "--root", root, "--wait", wait.String(), "--log-level", "debug", "--", "touch", ran)
+	cmd.Env = append(cmd.Env, env...)
+	w := startProc(t, limittest.InCgroup(cmd, cg))
+	// Logged after the waiter made what its start needs (its threads).
+	waitFor(t, "the waiter to retry", func() bool {
+		return strings.Contains(w.stderr.String(), "lease still held; retrying") || w.Exited()
+	})
+	// Room for the gate's process, none for its runtime's threads.
+	if err := os.WriteFile(filepath.Join(cg, "pids.max"), []byte(strconv.Itoa(pidsCurrent(t, cg)+1)), 0); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(gone, nil, 0o644)
+	if code := w.wait(t); code != 70 {
+		t.Fatalf("want 70, have %d\n%s", code, &w.stderr)
+	}
+	if !strings.Contains(w.stderr.String(), "cannot start the command: the exec gate") {
+		t.Errorf("want the line that the exec gate could not start the command\n%s", &w.stderr)
+	}
+	if exists(ran) {
+		t.Fatal("the command ran")
+	}
+	holder.wait(t)
+	if have, p := runLW(t, env, "claim", "run", "job", "--root", root, "--", "true"); have != 0 {
+		t.Fatalf("the claim is not free after the run: %d\n%s", have, &p.stderr)
+	}
+}
