@@ -196,10 +196,10 @@ func (r *runner) attemptLoop(ctx context.Context, j *job) (*acquired, error) {
 		}
 		switch {
 		case reported.IsZero():
-			log.Info("lease held; waiting", append(heldAttrs(held), "wait", wait, "reason", held.Error())...)
 			if err := r.readyJob(j); err != nil {
 				return nil, err
 			}
+			log.Info("lease held; waiting", append(heldAttrs(held), "wait", wait, "reason", held.Error())...)
 			reported = time.Now()
 		case time.Since(reported) >= r.waitReport:
 			log.Info("lease still held; still waiting", append(heldAttrs(held), "waited", time.Since(began).Round(time.Second), "left", left.Round(time.Second), "reason", held.Error())...)
