@@ -1,6 +1,7 @@
 package kubetest
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"os"
@@ -67,10 +68,35 @@ func (p *Process) Exited() <-chan struct{} {
 // Log is the path of the file that holds the process's output.
 func (p *Process) Log() string { return p.log }
 
-// Pause stops the process (SIGSTOP): its sockets stay open and nothing
-// answers. Resume continues it.
-func (p *Process) Pause()  { p.signal(syscall.SIGSTOP) }
+// Pause stops the process (SIGSTOP) and returns once every thread of it
+// has stopped (at most 2 s): its sockets stay open and nothing answers.
+// The signal only marks the stop; a thread on another CPU could still
+// answer a request sent at once. Resume continues it.
+func (p *Process) Pause() {
+	p.signal(syscall.SIGSTOP)
+	pid := p.PID()
+	for deadline := time.Now().Add(2 * time.Second); !stopped(pid) && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func (p *Process) Resume() { p.signal(syscall.SIGCONT) }
+
+// stopped reports whether every thread of pid is stopped (state T).
+func stopped(pid int) bool {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return false
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, t.Name()))
+		i := bytes.LastIndexByte(b, ')')
+		if err != nil || i < 0 || i+2 >= len(b) || b[i+2] != 'T' {
+			return false
+		}
+	}
+	return true
+}
 
 func (p *Process) signal(s syscall.Signal) {
 	p.mu.Lock()
