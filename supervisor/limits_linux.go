@@ -40,8 +40,9 @@ const pidsMargin = 32
 // at the first os.StartProcess). Its error says a pids limit has no room.
 func startLimits() error {
 	limitsOnce.Do(func() {
-		if limited = tasksLimited(); limited {
-			limitsErr = makeThreads()
+		room, at, err := cgroup.PidsRoom() // unreadable counts as limited
+		if limited = nprocLimited() || err != nil || room >= 0; limited {
+			limitsErr = makeThreads(room, at)
 		}
 		oom.lowerOwn()
 		if p, err := os.FindProcess(os.Getpid()); err == nil {
@@ -51,28 +52,26 @@ func startLimits() error {
 	return limitsErr
 }
 
-// tasksLimited reports whether the job may exhaust a limit on tasks that
-// leasewrap's threads count against: pids.max, or RLIMIT_NPROC for non-root.
-func tasksLimited() bool {
+// nprocLimited reports whether RLIMIT_NPROC, which leasewrap's threads
+// count against, applies (it does not to root).
+func nprocLimited() bool {
 	var rl unix.Rlimit
-	if os.Geteuid() != 0 && (unix.Getrlimit(unix.RLIMIT_NPROC, &rl) != nil || rl.Cur != unix.RLIM_INFINITY) {
-		return true
-	}
-	return cgroup.PidsLimited()
+	return os.Geteuid() != 0 && (unix.Getrlimit(unix.RLIMIT_NPROC, &rl) != nil || rl.Cur != unix.RLIM_INFINITY)
 }
 
 // makeThreads caps the Ps and makes GOMAXPROCS+spareThreads threads, each
 // locked by a goroutine and then let go (the runtime keeps them idle),
-// unless a pids limit has no room for them: the runtime aborts on a thread
-// it cannot start, so the run ends with an error instead.
-func makeThreads() error {
+// unless the pids limit at (room tasks left, PidsRoom) has no room for
+// them: the runtime aborts on a thread it cannot start, so the run ends
+// with an error instead.
+func makeThreads(room int64, at string) error {
 	if runtime.GOMAXPROCS(0) > maxProcs {
 		runtime.GOMAXPROCS(maxProcs)
 	}
 	n := runtime.GOMAXPROCS(0) + spareThreads
 	// Each locked goroutine may need a new thread; so may the goroutine
 	// that waits for them, and the runtime's template thread.
-	if room, at, err := cgroup.PidsRoom(); err == nil && room >= 0 && room < int64(n+2) {
+	if room >= 0 && room < int64(n+2) {
 		return fmt.Errorf("supervisor: the pids limit of %s has room for %d more tasks, and leasewrap needs up to %d for its threads before it waits or starts the command: raise %s/pids.max (systemd TasksMax=, a container's pids limit)", at, room, n+2, at)
 	}
 	var locked sync.WaitGroup

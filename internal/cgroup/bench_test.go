@@ -74,9 +74,9 @@ func BenchmarkJobSteps(b *testing.B) {
 			}
 		}
 	})
-	b.Run("pidslimited", func(b *testing.B) {
+	b.Run("pidsroom", func(b *testing.B) {
 		for b.Loop() {
-			PidsLimited()
+			PidsRoom()
 		}
 	})
 	b.Run("mkdir+rmdir", func(b *testing.B) {

@@ -1,7 +1,7 @@
 // Package cgroup holds the cgroup v2 mechanics of leasewrap's strict job
 // form: one cgroup per job, the child born inside it (CLONE_INTO_CGROUP),
 // waited for (cgroup.events), killed (cgroup.kill) and removed; leftovers
-// swept (Sweep); pids limits read (PidsLimited) and kept (KeepPids).
+// swept (Sweep); pids limits read (PidsRoom) and kept (KeepPids).
 // A process leaves a cgroup only by a write to another's cgroup.procs,
 // never by setsid, setpgid or a double fork.
 //

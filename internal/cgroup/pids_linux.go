@@ -11,17 +11,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// PidsLimited reports whether a pids.max other than "max" applies to this
-// process (v2 or v1, its cgroup or an ancestor); what it cannot read for
-// certain counts as limited.
-func PidsLimited() bool {
-	room, _, err := PidsRoom()
-	return err != nil || room >= 0
-}
-
 // PidsRoom returns the fewest tasks any pids.max that applies to this
-// process still has room for, and the cgroup directory of that limit;
-// room is -1 where none applies. An error says what could not be read.
+// process (v2 or v1, its cgroup or an ancestor) still has room for, and the
+// cgroup directory of that limit; room is -1 where none applies. An error
+// says what could not be read (a caller counts that as limited).
 func PidsRoom() (room int64, at string, err error) {
 	pc, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {

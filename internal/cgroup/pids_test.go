@@ -69,16 +69,19 @@ func TestKeepPidsLeavesRoomForLeasewrap(t *testing.T) {
 	}
 }
 
-// PidsLimited sees a pids limit on this process's cgroup: a v1 pids
-// cgroup (this host's) or a v2 one with pids.max, entered by a child.
-func TestPidsLimitedSeesALimit(t *testing.T) {
+// PidsRoom sees a pids limit on this process's cgroup: a v1 pids cgroup
+// (this host's) or a v2 one with pids.max, entered by a child.
+func TestPidsRoomSeesALimit(t *testing.T) {
 	if os.Getenv("CGROUP_PIDS_CHILD") != "" {
-		if PidsLimited() {
+		if room, at, err := PidsRoom(); err == nil && room >= 0 && room <= 500 {
 			os.Exit(0)
+		} else {
+			fmt.Printf("PidsRoom() = %d, %q, %v\n", room, at, err)
 		}
 		os.Exit(3)
 	}
-	t.Logf("this test process: PidsLimited() = %v", PidsLimited())
+	room, at, err := PidsRoom()
+	t.Logf("this test process: PidsRoom() = %d, %q, %v", room, at, err)
 	dir := ""
 	if pl, err := Locate(); err == nil {
 		if b, err := os.ReadFile(filepath.Join(pl.Mount, "cgroup.subtree_control")); err == nil && strings.Contains(string(b), "pids") {
@@ -99,9 +102,9 @@ func TestPidsLimitedSeesALimit(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte("500"), 0); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("sh", "-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, dir, os.Args[0], "-test.run=^TestPidsLimitedSeesALimit$")
+	cmd := exec.Command("sh", "-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, dir, os.Args[0], "-test.run=^TestPidsRoomSeesALimit$")
 	cmd.Env = append(os.Environ(), "CGROUP_PIDS_CHILD=1")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("inside a cgroup with pids.max 500: want PidsLimited, have %v: %s", err, out)
+		t.Fatalf("inside a cgroup with pids.max 500: want PidsRoom to see it, have %v: %s", err, out)
 	}
 }
