@@ -146,13 +146,15 @@ func (ch *child) kill() syscall.Signal {
 		ch.gate.Close() // the gate exits without running the command
 		ch.gate = nil
 	}
-	if gone == ch.pid {
-		if ws.Signaled() {
-			return ws.Signal()
+	if gone != ch.pid {
+		unix.Kill(ch.pid, unix.SIGKILL)
+		eintr.Retry2(func() (int, error) { return unix.Wait4(ch.pid, &ws, 0, nil) })
+		if ws.Signaled() && ws.Signal() == unix.SIGKILL {
+			return 0 // ours, unless it was already ending of another signal
 		}
-		return 0
 	}
-	unix.Kill(ch.pid, unix.SIGKILL)
-	eintr.Retry2(func() (int, error) { return unix.Wait4(ch.pid, &ws, 0, nil) })
+	if ws.Signaled() {
+		return ws.Signal()
+	}
 	return 0
 }
